@@ -57,3 +57,27 @@ class Task:
     solver: Solver | None = None
     epochs: int = 1
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class FailureClass:
+    """The vocabulary of `Score.failure_class`. A class may carry a detail after a colon
+    (``compile_error:undeclared``, ``runtime_crash:SIGSEGV``); reports group by the part
+    before the colon and show the detail in a second column."""
+
+    NO_CODE = "no_code"  # nothing could be extracted from the model's reply
+    COMPILE_ERROR = "compile_error"  # details: syntax, undeclared, type, missing_include, other
+    LINK_ERROR = "link_error"
+    RUNTIME_CRASH = "runtime_crash"  # detail: signal name, e.g. SIGSEGV
+    NONZERO_EXIT = "nonzero_exit"
+    WRONG_ANSWER = "wrong_answer"
+    TIMEOUT = "timeout"
+    RESOURCE_LIMIT = "resource_limit"  # detail: memory, output, pids, file_size
+    SANITIZER = "sanitizer"  # detail: asan, ubsan, tsan...
+    SIM_MISMATCH = "sim_mismatch"
+    LINT_ERROR = "lint_error"
+    SKIPPED_NO_GPU = "skipped_no_gpu"
+    INFRA_ERROR = "infra_error"  # the sandbox failed, not the candidate
+
+    @staticmethod
+    def with_detail(cls_name: str, detail: str | None) -> str:
+        return f"{cls_name}:{detail}" if detail else cls_name
