@@ -1,18 +1,18 @@
 """Every exception appl raises, in one place (like httpx's exception tree).
 
-    ApplError
-    ├── ConfigError              bad appl.toml / unknown model alias / missing API key
-    ├── ModelError               a model call failed (after retries, where retryable)
-    │   ├── ModelTimeoutError    no answer within the request timeout
-    │   ├── ModelConnectionError connection refused / dropped mid-stream
-    │   ├── RateLimitError       HTTP 429 that outlasted the retry policy
-    │   ├── ServerError          HTTP 5xx that outlasted the retry policy
-    │   ├── ClientRequestError   HTTP 4xx other than 408/409/429 (never retried)
-    │   └── BadResponseError     the server answered with something that is not a valid completion
-    ├── BudgetExceededError      the next call would exceed a budget (calls, tokens, cost)
-    ├── StructuredOutputError    the reply never validated against the response format (.raw_text)
-    ├── ToolError                a tool raised; carries the tool name and the original exception
-    └── ReplayMissError          strict replay found no recorded answer for a call (trace issue)
+ApplError
+├── ConfigError              bad appl.toml / unknown model alias / missing API key
+├── ModelError               a model call failed (after retries, where retryable)
+│   ├── ModelTimeoutError    no answer within the request timeout
+│   ├── ModelConnectionError connection refused / dropped mid-stream
+│   ├── RateLimitError       HTTP 429 that outlasted the retry policy
+│   ├── ServerError          HTTP 5xx that outlasted the retry policy
+│   ├── ClientRequestError   HTTP 4xx other than 408/409/429 (never retried)
+│   └── BadResponseError     the server answered with something that is not a valid completion
+├── BudgetExceededError      the next call would exceed a budget (calls, tokens, cost)
+├── StructuredOutputError    the reply never validated against the response format (.raw_text)
+├── ToolError                a tool raised; carries the tool name and the original exception
+└── ReplayMissError          strict replay found no recorded answer for a call (trace issue)
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ class ConfigError(ApplError):
 class ModelError(ApplError):
     """A model call failed. `model` is the alias, `attempts` how many tries were made."""
 
-    def __init__(self, message: str, *, model: str = "", attempts: int = 1, status_code: int | None = None):
+    def __init__(
+        self, message: str, *, model: str = "", attempts: int = 1, status_code: int | None = None
+    ):
         super().__init__(message)
         self.model = model
         self.attempts = attempts

@@ -34,7 +34,11 @@ class Message:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
             out["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
                 for c in self.tool_calls
             ]
         if self.tool_call_id is not None:
@@ -55,7 +59,11 @@ class ToolSpec:
     def to_openai(self) -> dict[str, Any]:
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
         }
 
 
@@ -92,7 +100,10 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
 
 
 @dataclass(slots=True)
@@ -123,6 +134,8 @@ class ModelAPI(Protocol):
 
     name: str
 
-    async def generate(self, request: GenRequest, *, on_text: TextCallback | None = None) -> GenResponse: ...
+    async def generate(
+        self, request: GenRequest, *, on_text: TextCallback | None = None
+    ) -> GenResponse: ...
 
     async def aclose(self) -> None: ...

@@ -6,10 +6,10 @@ sandbox (cannot start, backend missing) raises `SandboxError`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class ExecStatus(str, Enum):
+class ExecStatus(StrEnum):
     OK = "ok"
     NONZERO_EXIT = "nonzero_exit"
     SIGNAL = "signal"
@@ -46,7 +46,9 @@ class ExecResult:
     wall_s: float
     cpu_s: float | None
     peak_memory_mb: float | None
-    limits_enforced: dict[str, bool] = field(default_factory=dict)  # e.g. {"memory": True, "pids": True, ...}
+    limits_enforced: dict[str, bool] = field(
+        default_factory=dict
+    )  # e.g. {"memory": True, "pids": True, ...}
     backend: str = ""
 
     @property

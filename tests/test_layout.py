@@ -40,6 +40,11 @@ def test_every_package_declares_its_public_names() -> None:
     for package in ALLOWED:
         init = ROOT / package / "__init__.py"
         tree = ast.parse(init.read_text())
-        names = {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
-                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        names = {
+            t.id
+            for n in tree.body
+            if isinstance(n, (ast.Assign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name)
+        }
         assert "__all__" in names, f"{package}/__init__.py has no __all__"
