@@ -30,12 +30,19 @@ class ModelError(ApplError):
     """A model call failed. `model` is the alias, `attempts` how many tries were made."""
 
     def __init__(
-        self, message: str, *, model: str = "", attempts: int = 1, status_code: int | None = None
+        self,
+        message: str,
+        *,
+        model: str = "",
+        attempts: int = 1,
+        status_code: int | None = None,
+        retry_after: float | None = None,
     ):
         super().__init__(message)
         self.model = model
         self.attempts = attempts
         self.status_code = status_code
+        self.retry_after = retry_after  # seconds the server asked us to wait (Retry-After)
 
 
 class ModelTimeoutError(ModelError):
@@ -84,4 +91,13 @@ class ToolError(ApplError):
 
 
 class ReplayMissError(ApplError):
+    pass
+
+
+class LocalModelError(ApplError):
+    """The embedded local model cannot be used: weights missing or corrupt, server package
+    not installed, or the server failed to start. The message says what to run."""
+
+
+class WeightsChecksumError(LocalModelError):
     pass

@@ -88,6 +88,7 @@ class GenRequest:
     response_format: dict[str, Any] | None = None
     stream: bool = False
     extra: dict[str, Any] = field(default_factory=dict)  # passed through to the provider verbatim
+    n: int = 1  # choices wanted; emulated with n requests where the server lacks n>1
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +107,15 @@ class Usage:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One of the n alternatives of a response."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+
+
 @dataclass(slots=True)
 class GenResponse:
     text: str
@@ -116,6 +126,9 @@ class GenResponse:
     latency_s: float = 0.0  # wall time of the successful attempt
     retries: int = 0  # attempts that failed before this one
     cost_usd: float = 0.0
+    # Every choice when n > 1 (choices[0] mirrors text/tool_calls/finish_reason); may be empty
+    # for n == 1.
+    choices: tuple[Choice, ...] = ()
 
 
 # Called with each text delta while a streamed response arrives.

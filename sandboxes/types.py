@@ -33,6 +33,10 @@ class Limits:
     tmp_mb: int = 64  # size of the private /tmp
     network: bool = False
     gpus: int = 0
+    # Added by the sandboxes package (defaults keep the seam unchanged):
+    nofile: int = 256  # RLIMIT_NOFILE
+    cpus: float | None = None  # CPU bandwidth quota in cores (cgroup), None: unlimited
+    address_space_mb: int | None = None  # RLIMIT_AS; None: only where no memory cgroup
 
 
 @dataclass(slots=True)

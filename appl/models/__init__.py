@@ -1,0 +1,105 @@
+"""Models: one seam (`ModelAPI.generate`), providers behind it, limits/retries/accounting around it.
+
+    model = get_model("gpt-4o-mini")          # or get_model() for the default model
+    response = await model.generate(GenRequest(model="gpt-4o-mini", messages=[...]))
+    await close_models()                      # at the end of the event loop
+
+`get_model` returns a `ManagedModel`: the provider's ModelAPI wrapped with the model's limits
+(max_concurrency, rpm, tpm), the retry policy and usage/budget accounting. Models are cached
+per alias per event loop; changing an alias's config (`appl.configure`) makes a new one.
+Providers: "openai" (any OpenAI-compatible server), "local" (the embedded llama.cpp server,
+started on first use), and whatever `register_provider` adds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import Callable
+
+from appl.config import ModelConfig, get_config
+from appl.errors import ConfigError
+from appl.models._limits import RequestRateLimiter, TokenBucket
+from appl.models._managed import ManagedModel
+from appl.models.openai_provider import OpenAIModel
+from appl.types import ModelAPI
+
+__all__ = [
+    "ManagedModel",
+    "OpenAIModel",
+    "RequestRateLimiter",
+    "TokenBucket",
+    "close_models",
+    "get_model",
+    "register_provider",
+]
+
+ProviderFactory = Callable[[ModelConfig], ModelAPI]
+
+
+def _local_provider(config: ModelConfig) -> ModelAPI:
+    """The embedded llama.cpp server (see appl.local.provider), imported only when used."""
+    from appl.local.provider import make_local_model
+
+    return make_local_model(config)
+
+
+_providers: dict[str, ProviderFactory] = {"openai": OpenAIModel, "local": _local_provider}
+_lock = threading.Lock()
+# loop (or None outside any loop) -> alias -> the model built for that alias's current config
+_cache: weakref.WeakKeyDictionary[object, dict[str, ManagedModel]] = weakref.WeakKeyDictionary()
+_no_loop_cache: dict[str, ManagedModel] = {}
+_retired: list[ManagedModel] = []  # replaced by a config change; closed by close_models()
+
+
+def register_provider(name: str, factory: ProviderFactory) -> None:
+    """Make `provider = "<name>"` usable in model configs. `factory(config)` builds a ModelAPI."""
+    with _lock:
+        _providers[name] = factory
+
+
+def _loop_cache() -> dict[str, ManagedModel]:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return _no_loop_cache
+    cache = _cache.get(loop)
+    if cache is None:
+        cache = _cache[loop] = {}
+    return cache
+
+
+def get_model(alias: str | None = None) -> ManagedModel:
+    """The managed model for `alias` (None: the configured default model)."""
+    config = get_config().model(alias)
+    cache = _loop_cache()
+    model = cache.get(config.alias)
+    if model is not None and model.config == config:
+        return model
+    factory = _providers.get(config.provider)
+    if factory is None:
+        raise ConfigError(
+            f"model {config.alias!r}: unknown provider {config.provider!r} (known: "
+            f"{', '.join(sorted(_providers))}); fix `provider` under [models.{config.alias}] or "
+            f"call appl.models.register_provider({config.provider!r}, factory)"
+        )
+    if config.provider == "openai":
+        config.resolve_api_key()  # a missing key is a ConfigError now, not at the first call
+    managed = ManagedModel(config, factory(config))
+    with _lock:
+        if model is not None:
+            _retired.append(model)
+        cache[config.alias] = managed
+    return managed
+
+
+async def close_models() -> None:
+    """Close every model client of this event loop (and models retired by config changes)."""
+    cache = _loop_cache()
+    with _lock:
+        models = [*cache.values(), *_retired]
+        cache.clear()
+        _retired.clear()
+    for model in models:
+        await model.aclose()

@@ -1,0 +1,265 @@
+"""Provider "openai": any OpenAI-compatible chat-completions server via `openai.AsyncOpenAI`.
+
+One attempt per `generate` call: the client's own retries are off (max_retries=0) because the
+retry policy lives in one place, `appl.models._managed`. This module only translates
+GenRequest -> chat.completions and back, and every failure into an `appl.errors` class.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx2
+import openai
+import pydantic
+
+from appl.config import ModelConfig
+from appl.errors import (
+    BadResponseError,
+    ClientRequestError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+    RateLimitError,
+    ServerError,
+)
+from appl.types import Choice, GenRequest, GenResponse, TextCallback, ToolCall, Usage
+
+
+class OpenAIModel:
+    """A ModelAPI over one OpenAI-compatible endpoint (one AsyncOpenAI client, pooled)."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        base_url: Callable[[], Awaitable[str]] | None = None,
+    ) -> None:
+        self.name = config.alias
+        self.config = config
+        self._resolve_base_url = base_url  # for servers started on demand (provider "local")
+        self._client: openai.AsyncOpenAI | None = None
+
+    async def prepare(self) -> None:
+        """Build the client (and start an on-demand server) before the first request is timed."""
+        await self._get_client()
+
+    async def _get_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            base_url = (
+                await self._resolve_base_url() if self._resolve_base_url else self.config.base_url
+            )
+            # One knob for every phase: on a loaded machine even a localhost connect can wait
+            # seconds for the event loop when a thousand calls start at once.
+            timeout = httpx2.Timeout(self.config.timeout_s)
+            # Keep as many idle connections as we may have requests in flight, so bursts
+            # reuse connections instead of reconnecting (the client's default keeps 100).
+            slots = self.config.max_concurrency
+            limits = httpx2.Limits(max_connections=max(slots, 100), max_keepalive_connections=slots)
+            self._client = openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key=self.config.resolve_api_key(),
+                max_retries=0,
+                timeout=timeout,
+                http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    def request_kwargs(self, request: GenRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [m.to_openai() for m in request.messages],
+        }
+        optional = {
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_tokens": request.max_tokens,
+            "stop": request.stop,
+            "seed": request.seed,
+            "response_format": request.response_format,
+        }
+        kwargs.update({k: v for k, v in optional.items() if v is not None})
+        if request.n != 1:
+            kwargs["n"] = request.n
+        if request.tools:
+            kwargs["tools"] = [t.to_openai() for t in request.tools]
+            if request.tool_choice is not None:
+                kwargs["tool_choice"] = request.tool_choice
+        extra = {**self.config.extra_body, **request.extra}
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    async def generate(
+        self, request: GenRequest, *, on_text: TextCallback | None = None
+    ) -> GenResponse:
+        client = await self._get_client()
+        kwargs = self.request_kwargs(request)
+        try:
+            if request.stream:
+                return await self._stream(client, kwargs, on_text)
+            completion = await client.chat.completions.create(**kwargs)
+            return _from_completion(completion)
+        except ModelError:
+            raise
+        except Exception as exc:
+            raise self.translate(exc) from exc
+
+    async def _stream(
+        self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], on_text: TextCallback | None
+    ) -> GenResponse:
+        if self.config.supports("stream_usage"):
+            kwargs["stream_options"] = {"include_usage": True}
+        texts: dict[int, list[str]] = {}
+        calls: dict[int, dict[int, dict[str, Any]]] = {}
+        finish: dict[int, str | None] = {}
+        usage = Usage()
+        model = ""
+        stream = await client.chat.completions.create(stream=True, **kwargs)
+        try:
+            async for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = Usage(
+                        chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                    )
+                for choice in chunk.choices:
+                    index = choice.index
+                    texts.setdefault(index, [])
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        texts[index].append(delta.content)
+                        if index == 0 and on_text is not None:
+                            result = on_text(delta.content)
+                            if inspect.isawaitable(result):
+                                await result
+                    for call in (delta.tool_calls if delta is not None else None) or ():
+                        slot = calls.setdefault(index, {}).setdefault(
+                            call.index, {"id": "", "name": "", "arguments": []}
+                        )
+                        if call.id:
+                            slot["id"] = call.id
+                        if call.function is not None:
+                            if call.function.name:
+                                slot["name"] += call.function.name
+                            if call.function.arguments:
+                                slot["arguments"].append(call.function.arguments)
+                    if choice.finish_reason is not None:
+                        finish[index] = choice.finish_reason
+        finally:
+            await stream.close()
+        if not texts:
+            raise BadResponseError(f"model {self.name!r}: the stream ended without any choice")
+        choices = tuple(
+            Choice(
+                text="".join(texts[i]),
+                tool_calls=tuple(
+                    ToolCall(id=c["id"], name=c["name"], arguments="".join(c["arguments"]))
+                    for _, c in sorted(calls.get(i, {}).items())
+                ),
+                finish_reason=finish.get(i),
+            )
+            for i in sorted(texts)
+        )
+        first = choices[0]
+        return GenResponse(
+            text=first.text,
+            tool_calls=first.tool_calls,
+            finish_reason=first.finish_reason,
+            usage=usage,
+            model=model,
+            choices=choices,
+        )
+
+    def translate(self, exc: BaseException) -> ModelError:
+        """Map a client-side exception to the appl.errors class the retry policy understands."""
+        alias = self.name
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            detail = _error_detail(exc)
+            retry_after = _retry_after(exc.response.headers) if exc.response is not None else None
+            kw: dict[str, Any] = {"model": alias, "status_code": status, "retry_after": retry_after}
+            text = f"model {alias!r}: HTTP {status} ({detail})"
+            cls: type[ModelError] = ClientRequestError
+            if status == 429:
+                cls = RateLimitError
+            elif status == 408:
+                cls = ModelTimeoutError
+            elif status == 409 or status >= 500:
+                cls = ServerError
+            error = cls(text, **kw)
+            error.detail = detail  # type: ignore[attr-defined]  # the retry policy's "last: ..."
+            return error
+        if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
+            return ModelTimeoutError(
+                f"model {alias!r}: no answer within {self.config.timeout_s:g}s", model=alias
+            )
+        if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
+            cause = exc.__cause__ or exc
+            return ModelConnectionError(
+                f"model {alias!r}: connection failed: {type(cause).__name__}: {cause}", model=alias
+            )
+        if isinstance(
+            exc, json.JSONDecodeError | openai.APIResponseValidationError | pydantic.ValidationError
+        ):
+            return BadResponseError(
+                f"model {alias!r}: the server's answer is not a valid completion: {exc}",
+                model=alias,
+            )
+        if isinstance(exc, openai.OpenAIError):
+            return ModelError(f"model {alias!r}: {type(exc).__name__}: {exc}", model=alias)
+        raise exc  # not a model failure (e.g. a bug, or an on_text callback's own error)
+
+
+def _from_completion(completion: Any) -> GenResponse:
+    if not getattr(completion, "choices", None):
+        raise BadResponseError(f"the server's answer has no choices: {str(completion)[:200]}")
+    choices = []
+    for choice in completion.choices:
+        message = choice.message
+        calls = tuple(
+            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+            for c in (message.tool_calls or ())
+            if getattr(c, "function", None) is not None
+        )
+        choices.append(
+            Choice(text=message.content or "", tool_calls=calls, finish_reason=choice.finish_reason)
+        )
+    usage = completion.usage
+    first = choices[0]
+    return GenResponse(
+        text=first.text,
+        tool_calls=first.tool_calls,
+        finish_reason=first.finish_reason,
+        usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
+        model=completion.model or "",
+        choices=tuple(choices),
+    )
+
+
+def _error_detail(exc: openai.APIStatusError) -> str:
+    """'Internal Server Error: <the server's message>' (either part may be missing)."""
+    reason = exc.response.reason_phrase if exc.response is not None else ""
+    body = exc.body
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    message = inner.get("message") if isinstance(inner, dict) else None
+    return ": ".join(str(p) for p in (reason, message) if p) or str(exc)
+
+
+def _retry_after(headers: httpx2.Headers) -> float | None:
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue  # an HTTP date: rare for APIs; fall back to our own backoff
+    return None

@@ -1,0 +1,292 @@
+"""`codegen-eval`: list suites, run a benchmark, report on logs, export logs to parquet.
+
+    codegen-eval list
+    codegen-eval run --suite hpc-kernels --model local -n 5 -k 1,5 [--solver generate]
+    codegen-eval run --suite verilog --solver reference --limit 3
+    codegen-eval run --humaneval problems.jsonl --solver file --samples samples.jsonl
+    codegen-eval report runs/x.jsonl [more.jsonl] -o report.html
+    codegen-eval export runs/x.jsonl --parquet x.parquet
+
+Exit codes: 0 done, 1 bad input or unreachable model (message on stderr), 130 interrupted
+(the log keeps everything finished; rerun with --resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from codegen_eval.registry import UnknownSuiteError, get_suite, list_suites
+from codegen_eval.types import Task
+
+PLUGINS_ENV = "CODEGEN_EVAL_PLUGINS"
+
+
+class CliError(Exception):
+    pass
+
+
+def _load_plugins(extra: list[str]) -> None:
+    """Import modules that register more suites (--plugin or $CODEGEN_EVAL_PLUGINS, comma
+    separated)."""
+    names = [m for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()] + extra
+    for name in names:
+        try:
+            importlib.import_module(name.strip())
+        except ImportError as exc:
+            raise CliError(f"cannot import plugin module {name!r}: {exc}") from exc
+
+
+def _parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"-k wants comma-separated integers, got {text!r}"
+        ) from None
+    if not ks or min(ks) < 1:
+        raise argparse.ArgumentTypeError("-k values must be >= 1")
+    return ks
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="codegen-eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("--plugin", action="append", default=[], help="import MODULE to register suites")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("list", help="suites with descriptions and sizes")
+
+    r = sub.add_parser("run", help="generate and score candidates")
+    r.add_argument("--suite", action="append", default=[], help="suite name (repeatable)")
+    r.add_argument("--humaneval", metavar="FILE", help="a HumanEval-style JSONL file as a suite")
+    r.add_argument(
+        "--pareval", metavar="PROMPTS_JSON", help="ParEval prompts JSON (with --pareval-checkout)"
+    )
+    r.add_argument("--pareval-checkout", metavar="DIR", help="your ParEval checkout")
+    r.add_argument(
+        "--pareval-models", default="serial,omp", help="parallelism models (default serial,omp)"
+    )
+    r.add_argument("--model", default="local", help="appl model alias (default local)")
+    r.add_argument(
+        "--base-url", help="an OpenAI-compatible server for --model (configures the alias)"
+    )
+    r.add_argument("-n", type=int, default=1, help="samples per problem")
+    r.add_argument("-k", type=_parse_ks, default=(1,), help="pass@k values, e.g. 1,5")
+    r.add_argument("--solver", choices=["generate", "reference", "file"], default="generate")
+    r.add_argument("--samples", help="JSONL of candidates for --solver file")
+    r.add_argument("--max-sandboxes", type=int, default=os.cpu_count() or 1)
+    r.add_argument("--max-generations", type=int, default=16)
+    r.add_argument("--limit", type=int, help="first L problems per suite")
+    r.add_argument("--filter", help="glob on problem ids")
+    r.add_argument("--temperature", type=float, default=0.8)
+    r.add_argument("--max-tokens", type=int, default=1024)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--log", help="run log path (default runs/<suites>-<time>.jsonl)")
+    r.add_argument("--resume", action="store_true", help="continue the run in --log")
+    r.add_argument("--sandbox", choices=["bwrap", "docker", "unsafe-local"], help="sandbox backend")
+    r.add_argument("--report", metavar="HTML", help="also write the HTML report here")
+    r.add_argument("--no-progress", action="store_true")
+
+    rep = sub.add_parser("report", help="HTML report from run logs")
+    rep.add_argument("logs", nargs="+")
+    rep.add_argument("-o", "--output", default="report.html")
+    rep.add_argument("-k", type=_parse_ks, default=None)
+
+    ex = sub.add_parser("export", help="a run log as parquet")
+    ex.add_argument("log")
+    ex.add_argument("--parquet", required=True, metavar="OUT")
+    return p
+
+
+def cmd_list() -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="codegen-eval suites")
+    for col in ("suite", "problems", "description"):
+        table.add_column(col)
+    for info in list_suites():
+        try:
+            size = str(len(info.factory().dataset))
+        except Exception as exc:  # a suite whose data is missing still shows up, with why
+            size = f"? ({exc})"
+        table.add_row(info.name, size, info.description)
+    Console().print(table)
+    return 0
+
+
+def _tasks(args: argparse.Namespace) -> list[Task]:
+    tasks: list[Task] = []
+    for name in args.suite:
+        try:
+            tasks.append(get_suite(name))
+        except UnknownSuiteError as exc:
+            raise CliError(str(exc)) from None
+        except ImportError as exc:
+            raise CliError(f"suite {name!r} could not be loaded: {exc}") from None
+    if args.humaneval:
+        from codegen_eval.readers import load_humaneval
+
+        tasks.append(load_humaneval(args.humaneval, sandbox=args.sandbox))
+    if args.pareval:
+        if not args.pareval_checkout:
+            raise CliError("--pareval needs --pareval-checkout DIR (your ParEval clone)")
+        from codegen_eval.readers import load_pareval
+
+        models = tuple(m for m in args.pareval_models.split(",") if m)
+        tasks.append(
+            load_pareval(args.pareval, args.pareval_checkout, models=models, sandbox=args.sandbox)
+        )
+    if not tasks:
+        raise CliError(
+            "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval or --pareval"
+        )
+    return tasks
+
+
+def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
+    """Configure --base-url, then check that an HTTP model server answers; a dead one is named
+    with its URL before any work starts."""
+    import httpx
+
+    from appl.config import configure, get_config
+    from appl.errors import ConfigError
+
+    if base_url:
+        configure(
+            models={
+                alias: {
+                    "provider": "openai",
+                    "base_url": base_url,
+                    "api_key": os.environ.get("OPENAI_API_KEY", "none"),
+                }
+            }
+        )
+    try:
+        mc = get_config().model(alias)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if mc.provider == "openai" and mc.base_url:
+        url = mc.base_url.rstrip("/") + "/models"
+        try:
+            httpx.get(url, timeout=5.0)
+        except httpx.HTTPError as exc:
+            raise CliError(
+                f"model {alias!r}: the server at {mc.base_url} is not reachable ({exc})"
+            ) from None
+    return {"model": alias, "provider": mc.provider, "base_url": mc.base_url or ""}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from codegen_eval.report import print_table, render_html, summarize
+    from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
+    from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
+
+    if args.sandbox:
+        os.environ["CODEGEN_SANDBOX"] = args.sandbox  # open_sandbox() reads it
+    if args.n < 1:
+        raise CliError("-n must be >= 1")
+    if max(args.k) > args.n:
+        print(f"note: pass@k for k > n={args.n} is not defined and shows as —", file=sys.stderr)
+    tasks = _tasks(args)
+    header: dict[str, Any] = {
+        "solver": args.solver,
+        "model": args.model if args.solver == "generate" else "",
+    }
+    if args.solver == "generate":
+        header.update(_model_preflight(args.model, args.base_url))
+        solver: Any = GenerateSolver(
+            args.model, temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed
+        )
+    elif args.solver == "reference":
+        solver = ReferenceSolver()
+    else:
+        if not args.samples:
+            raise CliError("--solver file needs --samples FILE")
+        solver = FileSolver(args.samples)
+    header["options"] = solver.describe() | {
+        "limit": args.limit,
+        "filter": args.filter,
+        "max_sandboxes": args.max_sandboxes,
+        "sandbox": args.sandbox or os.environ.get("CODEGEN_SANDBOX", "bwrap"),
+    }
+    log_path = (
+        Path(args.log)
+        if args.log
+        else Path("runs")
+        / ("-".join(t.name for t in tasks) + datetime.now().strftime("-%Y%m%d-%H%M%S.jsonl"))
+    )
+    if args.resume and not log_path.exists():
+        raise CliError(f"--resume: no run log at {log_path}")
+    config = RunConfig(
+        n=args.n,
+        ks=args.k,
+        max_sandboxes=args.max_sandboxes,
+        max_generations=args.max_generations,
+        limit=args.limit,
+        filter=args.filter,
+        progress=not args.no_progress and sys.stderr.isatty(),
+        header=header,
+    )
+    try:
+        result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted; finished candidates are in {log_path}; continue with --resume --log {log_path}",
+            file=sys.stderr,
+        )
+        return 130
+    except (RunAborted, FileExistsError) as exc:
+        raise CliError(f"{exc} (log: {log_path})") from None
+    summary = summarize(result.records, args.k)
+    print_table(summary, args.k, result.excluded)
+    print(f"log: {log_path}  (scored now: {result.scored_now}, cache hits: {result.cache_hits})")
+    if args.report:
+        Path(args.report).write_text(
+            render_html(summary, args.k, excluded=result.excluded), encoding="utf-8"
+        )
+        print(f"report: {args.report}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from codegen_eval.report import render_html, report_from_logs
+
+    summary, ks, headers, excluded = report_from_logs(args.logs, args.k)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_html(summary, ks, headers=headers, excluded=excluded), encoding="utf-8")
+    print(f"report: {out}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from codegen_eval.hf import export_parquet
+
+    print(f"parquet: {export_parquet(args.log, args.parquet)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        _load_plugins(args.plugin)
+        if args.command == "list":
+            return cmd_list()
+        if args.command == "run":
+            return cmd_run(args)
+        if args.command == "report":
+            return cmd_report(args)
+        return cmd_export(args)
+    except (CliError, FileNotFoundError, ValueError) as exc:
+        print(f"codegen-eval: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

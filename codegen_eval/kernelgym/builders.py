@@ -1,0 +1,464 @@
+"""Builders: turn (sources, candidate patch) into a bootable kernel and/or a module.
+
+- `ModuleBuilder`: an out-of-tree module against Debian's installed linux-headers (tier 0),
+  or against a `KernelTree`'s build directory (tier 1 modules).
+- `KernelTree`: Debian's linux-source-6.1 unpacked once into the cache, built per config
+  fragment (tinyconfig + fragment) into its own O= directory; a patch is applied, built
+  incrementally and reverted.
+- `GitKernelBuilder`: a user's own Linux git checkout at a bug's commit (git worktree, the
+  bug's config, olddefconfig), for real kBench records on larger machines.
+
+A patch that does not apply and a build that fails are results, never exceptions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from sandboxes.qemu import extract_vmlinux
+
+
+class BuildStatus(StrEnum):
+    OK = "ok"
+    PATCH_APPLY_FAILED = "patch_apply_failed"
+    BUILD_FAILED = "build_failed"
+
+
+@dataclass(slots=True)
+class BuildResult:
+    status: BuildStatus
+    log: str = ""
+    artifacts: dict[str, Path] = field(default_factory=dict)  # kernel, module, repro
+    wall_s: float = 0.0
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status is BuildStatus.OK
+
+    @property
+    def errors(self) -> str:
+        """Compiler/linker error lines, the part worth showing to an agent."""
+        keep = [
+            ln
+            for ln in self.log.splitlines()
+            if re.search(r"\b(error|Error \d|undefined reference|FAILED|hunk)\b", ln)
+        ]
+        return "\n".join(keep[:60]) or self.log[-3000:]
+
+
+def cache_root() -> Path:
+    env = os.environ.get("KERNELGYM_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "codegen-lab" / "kernelgym"
+
+
+def jobs() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _run(cmd: list[str], cwd: Path | str, timeout: float = 3600) -> tuple[int, str]:
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout if isinstance(exc.stdout, str) else ""
+        return 124, f"{out}\ntimeout after {timeout:.0f}s: {' '.join(cmd)}"
+    return proc.returncode, proc.stdout
+
+
+def apply_patch(tree: Path, patch_text: str, *, reverse: bool = False) -> tuple[bool, str]:
+    """`patch -p1` in `tree`, all or nothing: a dry run first so a failed hunk leaves no trace."""
+    if not patch_text.strip():
+        return True, ""
+    base = ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch"]
+    if reverse:
+        base = ["patch", "-p1", "-R", "--batch", "--no-backup-if-mismatch"]
+    for extra in (["--dry-run"], []):
+        try:
+            proc = subprocess.run(
+                base + extra,
+                cwd=tree,
+                input=patch_text,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return False, "patch timed out"
+        if proc.returncode != 0:
+            return False, proc.stdout + proc.stderr
+    return True, proc.stdout
+
+
+def touched_files(patch_text: str) -> list[str]:
+    files = re.findall(r"^\+\+\+ b/(\S+)", patch_text, flags=re.M)
+    return list(dict.fromkeys(files))
+
+
+def _digest(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode() if isinstance(p, str) else p)
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+# ---------------------------------------------------------------- Debian's installed kernel
+
+
+@dataclass(frozen=True, slots=True)
+class DebianKernel:
+    release: str
+    vmlinuz: Path
+    headers: Path
+
+    def vmlinux(self) -> Path:
+        """The uncompressed kernel (boots ~2x faster under TCG), cut out once and cached."""
+        return extract_vmlinux(self.vmlinuz, cache_root() / "debian" / f"vmlinux-{self.release}")
+
+
+def debian_kernel() -> DebianKernel:
+    """The installed Debian image that also has matching headers and modules. Never uname -r:
+    the host may run a different kernel than the one we boot."""
+    candidates = sorted(Path("/boot").glob("vmlinuz-*"), key=lambda p: p.name, reverse=True)
+    for vmlinuz in candidates:
+        release = vmlinuz.name.removeprefix("vmlinuz-")
+        headers = Path("/usr/src") / f"linux-headers-{release}"
+        if headers.is_dir() and Path("/lib/modules", release).is_dir():
+            return DebianKernel(release, vmlinuz, headers)
+    raise FileNotFoundError(
+        "no /boot/vmlinuz-* with matching /usr/src/linux-headers-* and /lib/modules/*: "
+        "apt-get install linux-image-amd64 linux-headers-amd64"
+    )
+
+
+# ---------------------------------------------------------------- modules and reproducers
+
+
+class ModuleBuilder:
+    """Build an out-of-tree module (a directory with a Kbuild Makefile) against `kdir`
+    (headers dir, or a kernel source dir plus `obj_dir` for O=). Results are cached by
+    content so that resetting a bug twice does not rebuild."""
+
+    def __init__(self, kdir: Path, obj_dir: Path | None = None, key: str = "") -> None:
+        self.kdir, self.obj_dir, self.key = kdir, obj_dir, key or str(kdir)
+
+    def build(self, src: Path, patch_text: str = "", *, use_cache: bool = True) -> BuildResult:
+        start = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="kgym-mod-") as tmp:
+            work = Path(tmp) / "src"
+            shutil.copytree(src, work)
+            ok, out = apply_patch(work, patch_text)
+            if not ok:
+                return BuildResult(
+                    BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
+                )
+            files = sorted(p for p in work.rglob("*") if p.is_file())
+            key = _digest(
+                self.key,
+                *(f"{p.relative_to(work)}" for p in files),
+                *(p.read_bytes() for p in files),
+            )
+            cached_dir = cache_root() / "modules" / key
+            if use_cache and cached_dir.is_dir() and any(cached_dir.glob("*.ko")):
+                kos = sorted(cached_dir.glob("*.ko"))
+                return BuildResult(
+                    BuildStatus.OK,
+                    (cached_dir / "build.log").read_text(errors="replace"),
+                    {"module": kos[0]},
+                    time.monotonic() - start,
+                    cached=True,
+                )
+            cmd = ["make", "-C", str(self.kdir), f"M={work}", f"-j{jobs()}", "modules"]
+            if self.obj_dir is not None:
+                cmd.insert(3, f"O={self.obj_dir}")
+            rc, log = _run(cmd, work, timeout=900)
+            kos = sorted(work.glob("*.ko"))
+            if rc != 0 or not kos:
+                return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
+            cached_dir.mkdir(parents=True, exist_ok=True)
+            for ko in kos:
+                shutil.copy2(ko, cached_dir / ko.name)
+            (cached_dir / "build.log").write_text(log)
+            return BuildResult(
+                BuildStatus.OK,
+                log,
+                {"module": cached_dir / kos[0].name},
+                time.monotonic() - start,
+            )
+
+
+def build_reproducer(source: str, *, use_cache: bool = True) -> BuildResult:
+    """A static C reproducer (static: the initramfs has no libc)."""
+    start = time.monotonic()
+    out_dir = cache_root() / "repro" / _digest(source)
+    exe = out_dir / "repro"
+    if use_cache and exe.exists():
+        return BuildResult(BuildStatus.OK, "", {"repro": exe}, time.monotonic() - start, True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "repro.c").write_text(source)
+    rc, log = _run(
+        ["gcc", "-static", "-O1", "-pthread", "-o", "repro.tmp", "repro.c"], out_dir, 300
+    )
+    if rc != 0:
+        return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
+    (out_dir / "repro.tmp").replace(exe)
+    return BuildResult(BuildStatus.OK, log, {"repro": exe}, time.monotonic() - start)
+
+
+# ---------------------------------------------------------------- linux-source-6.1 trees
+
+
+def _ensure_source(tarball: Path, dest: Path) -> Path:
+    """Unpack Debian's linux-source tarball once (atomic rename, so a killed run retries)."""
+    if (dest / "Makefile").exists():
+        return dest
+    with file_lock(dest.parent / ".extract.lock"):
+        if (dest / "Makefile").exists():
+            return dest
+        tmp = dest.parent / f"tmp-extract-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with tarfile.open(tarball) as tf:
+            tf.extractall(tmp, filter="fully_trusted")
+        (top,) = list(tmp.iterdir())
+        top.rename(dest)
+        tmp.rmdir()
+    return dest
+
+
+class KernelTree:
+    """A cached kernel tree built from `tarball` with a config fragment (tinyconfig base)."""
+
+    def __init__(
+        self,
+        fragment: Path,
+        *,
+        tarball: Path = Path("/usr/src/linux-source-6.1.tar.xz"),
+        root: Path | None = None,
+    ) -> None:
+        self.root = root or cache_root()
+        self.tarball = tarball
+        self.fragment = fragment
+        name = tarball.name.split(".tar")[0]
+        self.source = self.root / "src" / name
+        self.build_dir = (
+            self.root / "build" / f"{name}-{fragment.stem}-{_digest(fragment.read_text())}"
+        )
+        self._lock = self.build_dir.parent / f"{self.build_dir.name}.lock"
+
+    @property
+    def vmlinux(self) -> Path:
+        return self.build_dir / "vmlinux"
+
+    @property
+    def pristine(self) -> Path:
+        """A copy of the unpatched vmlinux: the build dir's own one follows the last patch."""
+        return self.root / "kernels" / self.build_dir.name / "pristine" / "vmlinux"
+
+    def is_built(self) -> bool:
+        return (self.build_dir / ".kgym-built").exists()
+
+    def _configure(self) -> tuple[int, str]:
+        self.build_dir.mkdir(parents=True, exist_ok=True)
+        o = f"O={self.build_dir}"
+        logs = []
+        for cmd in (
+            ["make", o, "tinyconfig"],
+            [
+                "scripts/kconfig/merge_config.sh",
+                "-m",
+                "-O",
+                str(self.build_dir),
+                str(self.build_dir / ".config"),
+                str(self.fragment),
+            ],
+            ["make", o, "olddefconfig"],
+        ):
+            rc, log = _run(cmd, self.source, 600)
+            logs.append(log)
+            if rc != 0:
+                return rc, "\n".join(logs)
+        return 0, "\n".join(logs)
+
+    def _make(self) -> tuple[int, str]:
+        return _run(
+            ["make", f"O={self.build_dir}", f"-j{jobs()}", "vmlinux", "modules"],
+            self.source,
+            7200,
+        )
+
+    def ensure_built(self) -> BuildResult:
+        """Build once per (tarball, fragment); later calls return at once."""
+        start = time.monotonic()
+        _ensure_source(self.tarball, self.source)
+        with file_lock(self._lock):
+            if self.is_built() and self.pristine.exists():
+                return BuildResult(BuildStatus.OK, "", {"kernel": self.pristine}, 0.0, True)
+            rc, log = self._configure()
+            if rc == 0:
+                rc, more = self._make()
+                log += more
+            if rc != 0 or not self.vmlinux.exists():
+                return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
+            self.pristine.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(self.vmlinux, self.pristine)
+            (self.build_dir / ".kgym-built").write_text(time.ctime())
+            return BuildResult(
+                BuildStatus.OK, log, {"kernel": self.pristine}, time.monotonic() - start
+            )
+
+    def build_patched(self, patches: list[str] | str) -> BuildResult:
+        """Apply `patches` in order (e.g. an injected bug, then a candidate fix), build
+        incrementally, keep a copy of vmlinux (cached by the patches), revert in reverse order.
+        The tree is locked for the whole cycle: one patched build at a time. Reverting changes
+        mtimes, so the next build recompiles those files (seconds)."""
+        todo = [p for p in ([patches] if isinstance(patches, str) else patches) if p.strip()]
+        base = self.ensure_built()
+        if not base.ok or not todo:
+            return base
+        start = time.monotonic()
+        cached = self.root / "kernels" / self.build_dir.name / _digest(*todo) / "vmlinux"
+        if cached.exists():
+            return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, True)
+        with file_lock(self._lock):
+            applied: list[str] = []
+            try:
+                for patch in todo:
+                    ok, out = apply_patch(self.source, patch)
+                    if not ok:
+                        return BuildResult(
+                            BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
+                        )
+                    applied.append(patch)
+                rc, log = self._make()
+                if rc != 0:
+                    return BuildResult(
+                        BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start
+                    )
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(self.vmlinux, cached)
+                return BuildResult(
+                    BuildStatus.OK, log, {"kernel": cached}, time.monotonic() - start
+                )
+            finally:
+                for patch in reversed(applied):
+                    reverted, rout = apply_patch(self.source, patch, reverse=True)
+                    if not reverted:
+                        raise RuntimeError(f"could not revert a patch in {self.source}: {rout}")
+
+    def module_builder(self) -> ModuleBuilder:
+        return ModuleBuilder(self.source, self.build_dir, key=str(self.build_dir))
+
+
+# ---------------------------------------------------------------- a user's Linux git checkout
+
+
+class GitKernelBuilder:
+    """Build a user's Linux checkout at a commit with a given config, in a git worktree so
+    the user's own working tree is never touched. For real kBench records (large machines)."""
+
+    def __init__(self, repo: Path, *, root: Path | None = None, target: str = "vmlinux") -> None:
+        self.repo, self.target = Path(repo), target
+        self.root = root or cache_root() / "worktrees"
+
+    def worktree(self, commit: str) -> Path:
+        wt = self.root / f"{self.repo.name}-{commit[:12]}"
+        if not (wt / ".git").exists():
+            self.root.mkdir(parents=True, exist_ok=True)
+            rc, log = _run(
+                [
+                    "git",
+                    "-C",
+                    str(self.repo),
+                    "worktree",
+                    "add",
+                    "--detach",
+                    "--force",
+                    str(wt),
+                    commit,
+                ],
+                self.repo,
+                1800,
+            )
+            if rc != 0:
+                raise RuntimeError(f"git worktree add failed: {log}")
+        return wt
+
+    def build(
+        self,
+        commit: str,
+        config: str,
+        patch_text: str = "",
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> BuildResult:
+        start = time.monotonic()
+        wt = self.worktree(commit)
+        with file_lock(wt.with_suffix(".lock")):
+            _run(["git", "checkout", "--force", "--detach", commit], wt, 600)
+            _run(["git", "clean", "-fdq", "-e", ".config"], wt, 600)
+            ok, out = apply_patch(wt, patch_text)
+            if not ok:
+                return BuildResult(
+                    BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
+                )
+            try:
+                (wt / ".config").write_text(config)
+                rc, log = _run(["make", "olddefconfig"], wt, 600)
+                if rc == 0:
+                    rc, more = _run(["make", f"-j{jobs()}", self.target], wt, 4 * 3600)
+                    log += more
+                artifact = wt / self.target
+                if rc != 0 or not artifact.exists():
+                    return BuildResult(
+                        BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start
+                    )
+                out_dir = self.root / "artifacts" / f"{commit[:12]}-{_digest(config, patch_text)}"
+                out_dir.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(artifact, out_dir / artifact.name)
+                return BuildResult(
+                    BuildStatus.OK,
+                    log,
+                    {"kernel": out_dir / artifact.name},
+                    time.monotonic() - start,
+                )
+            finally:
+                # Leave the worktree at the pristine commit for the next candidate.
+                _run(["git", "checkout", "--force", "--detach", commit], wt, 600)

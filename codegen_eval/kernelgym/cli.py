@@ -1,0 +1,158 @@
+"""`kernel-gym` command line: list, reproduce, try, bench."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
+from codegen_eval.kernelgym.runner import RunConfig
+from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
+
+console = Console()
+
+
+def _bugs(args: argparse.Namespace) -> list[BugRecord]:
+    bugs = load_records(args.bugs) if getattr(args, "bugs", None) else bundled_bugs()
+    tier = getattr(args, "tier", None)
+    return [b for b in bugs if tier is None or b.tier == tier]
+
+
+def _find(args: argparse.Namespace, bug_id: str) -> BugRecord:
+    for bug in _bugs(args):
+        if bug.id == bug_id:
+            return bug
+    console.print(f"[red]unknown bug {bug_id!r}[/red]; try `kernel-gym list`")
+    raise SystemExit(2)
+
+
+def _scorer(args: argparse.Namespace) -> Scorer:
+    return Scorer(RunConfig(runs=args.runs, accel=args.accel))
+
+
+def _show(step: StepResult, verbose: bool = True) -> None:
+    color = {"resolved": "green", "reproduced": "yellow"}.get(step.outcome, "red")
+    console.print(f"outcome: [{color}]{step.outcome}[/{color}]  title: {step.title or '-'}")
+    console.print(f"expected: {step.expected_title}  match: {step.matches_expected}")
+    console.print(f"build {step.build_s:.1f}s  run {step.run_s:.1f}s  vm {step.vm_status}")
+    if step.detail:
+        console.print(step.detail, markup=False)
+    if verbose and step.console_excerpt:
+        console.rule("console")
+        console.print(step.console_excerpt, markup=False, highlight=False)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    table = Table(title="kernel-gym bugs")
+    for col in ("id", "tier", "kind", "expected title"):
+        table.add_column(col)
+    for bug in _bugs(args):
+        table.add_row(bug.id, str(bug.tier), bug.kind, bug.expected_title)
+    console.print(table)
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    step = asyncio.run(_scorer(args).score(_find(args, args.bug), ""))
+    _show(step)
+    return 0 if step.outcome is Outcome.REPRODUCED and step.matches_expected else 1
+
+
+def cmd_try(args: argparse.Namespace) -> int:
+    patch = Path(args.patch).read_text()
+    step = asyncio.run(_scorer(args).score(_find(args, args.bug), patch))
+    _show(step)
+    return 0 if step.outcome is Outcome.RESOLVED else 1
+
+
+async def bench(
+    bugs: list[BugRecord], scorer: Scorer, patches: str = "developer"
+) -> list[dict[str, Any]]:
+    """Per bug: the unpatched baseline, then (patches=developer) the developer fix."""
+    rows: list[dict[str, Any]] = []
+    for bug in bugs:
+        t0 = time.monotonic()
+        base = await scorer.score(bug, "")
+        row: dict[str, Any] = {
+            "bug": bug.id,
+            "tier": bug.tier,
+            "expected": bug.expected_title,
+            "baseline": base.to_dict(),
+            "reproduced": base.outcome is Outcome.REPRODUCED and base.matches_expected,
+        }
+        if patches == "developer":
+            fixed = await scorer.score(bug, bug.developer_patch)
+            row["patched"] = fixed.to_dict()
+            row["resolved"] = fixed.outcome is Outcome.RESOLVED
+        row["total_s"] = time.monotonic() - t0
+        rows.append(row)
+    return rows
+
+
+def bench_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title="kernel-gym bench")
+    for col in ("bug", "baseline", "title ok", "build s", "run s", "patched", "build s", "run s"):
+        table.add_column(col)
+    for r in rows:
+        b, p = r["baseline"], r.get("patched") or {}
+        table.add_row(
+            r["bug"],
+            f"{b['outcome']}",
+            "yes" if r["reproduced"] else f"[red]no[/red] ({b.get('title')})",
+            f"{b['build_s']:.1f}",
+            f"{b['run_s']:.1f}",
+            p.get("outcome", "-"),
+            f"{p['build_s']:.1f}" if p else "-",
+            f"{p['run_s']:.1f}" if p else "-",
+        )
+    return table
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    rows = asyncio.run(bench(_bugs(args), _scorer(args), args.patches))
+    console.print(bench_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    ok = all(r["reproduced"] and r.get("resolved", True) for r in rows)
+    return 0 if ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kernel-gym", description=__doc__)
+    parser.add_argument("--bugs", help="directory or JSONL of bug records (default: bundled)")
+    parser.add_argument("--runs", type=int, default=3, help="reproducer runs per boot (K)")
+    parser.add_argument("--accel", default="auto", choices=["auto", "tcg", "kvm"])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("list", help="list bugs")
+    p.add_argument("--tier", type=int)
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("reproduce", help="build the unpatched bug and run its reproducer")
+    p.add_argument("bug")
+    p.set_defaults(func=cmd_reproduce)
+    p = sub.add_parser("try", help="score a candidate patch (unified diff, patch -p1)")
+    p.add_argument("bug")
+    p.add_argument("patch")
+    p.set_defaults(func=cmd_try)
+    p = sub.add_parser("bench", help="reproduce every bug, then apply its fix")
+    p.add_argument("--tier", type=int)
+    p.add_argument("--patches", default="developer", choices=["developer", "none"])
+    p.add_argument("--json", help="write the rows here")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""The environment agents work in.
+
+    env = KernelGym(log_path="runs/kgym.jsonl")
+    obs = env.reset("t0-null-deref")     # crash report, file listing, source access
+    obs.source.read_function("kgym_null_write")
+    res = env.step(patch_text)           # outcome, crash title, console excerpt
+    env.close()
+
+Every reset and step is appended to the JSONL log as it happens (one object per line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codegen_eval.kernelgym.builders import touched_files
+from codegen_eval.kernelgym.records import BugRecord, bundled_bugs
+from codegen_eval.kernelgym.runner import RunConfig
+from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
+
+
+class SourceView:
+    """Read-only view of the code a candidate patch applies to (paths as in `patch -p1`).
+    `overlay` holds files whose content differs from `root` (a tree bug's injected code)."""
+
+    def __init__(self, root: Path, overlay: dict[str, str] | None = None) -> None:
+        self.root, self.overlay = root, dict(overlay or {})
+
+    def list_files(self, prefix: str = "", limit: int = 500) -> list[str]:
+        base = self.root / prefix if prefix else self.root
+        found = set(p for p in self.overlay if p.startswith(prefix))
+        if base.is_dir():
+            for path in base.rglob("*"):
+                if len(found) >= limit:
+                    break
+                if path.is_file() and not path.name.startswith("."):
+                    found.add(str(path.relative_to(self.root)))
+        return sorted(found)[:limit]
+
+    def read_file(self, path: str, start: int = 1, end: int | None = None) -> str:
+        if path in self.overlay:
+            text = self.overlay[path]
+        else:
+            full = (self.root / path).resolve()
+            if not full.is_relative_to(self.root.resolve()) or not full.is_file():
+                raise FileNotFoundError(path)
+            text = full.read_text(errors="replace")
+        lines = text.splitlines()
+        return "\n".join(lines[start - 1 : end])
+
+    def read_function(self, name: str, hint_files: list[str] | None = None) -> str | None:
+        """The definition of C function `name` (first match), with its file and line."""
+        pattern = re.compile(rf"^[A-Za-z_][^;{{}}()]*\b{re.escape(name)}\s*\(", re.M)
+        candidates = list(dict.fromkeys([*(hint_files or []), *self.overlay]))
+        candidates += [f for f in self.list_files(limit=2000) if f.endswith((".c", ".h"))]
+        for rel in dict.fromkeys(candidates):
+            try:
+                text = self.read_file(rel)
+            except (FileNotFoundError, OSError):
+                continue
+            if found := _extract(text, pattern):
+                line, body = found
+                return f"// {rel}:{line}\n{body}"
+        return self._grep_function(name, pattern)
+
+    def _grep_function(self, name: str, pattern: re.Pattern[str]) -> str | None:
+        # Large trees: let grep find candidate files instead of reading 60k files in Python.
+        proc = subprocess.run(
+            ["grep", "-rlE", "--include=*.c", "--include=*.h", rf"\b{name}\s*\(", "."],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        for rel in proc.stdout.split():
+            rel = rel.removeprefix("./")
+            if found := _extract(self.read_file(rel), pattern):
+                return f"// {rel}:{found[0]}\n{found[1]}"
+        return None
+
+
+def _extract(text: str, pattern: re.Pattern[str]) -> tuple[int, str] | None:
+    for m in pattern.finditer(text):
+        brace = text.find("{", m.end())
+        semi = text.find(";", m.end())
+        if brace == -1 or (semi != -1 and semi < brace):
+            continue  # a declaration or a call, not a definition
+        depth, i = 0, brace
+        while i < len(text):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    return text.count("\n", 0, m.start()) + 1, text[m.start() : i + 1]
+            i += 1
+    return None
+
+
+@dataclass(slots=True)
+class Observation:
+    bug_id: str
+    title: str
+    crash_report: str
+    files: list[str]
+    source: SourceView
+    baseline: StepResult | None = None
+    description: str = ""
+    frames: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bug_id": self.bug_id,
+            "title": self.title,
+            "crash_report": self.crash_report,
+            "files": self.files[:200],
+            "description": self.description,
+            "baseline": self.baseline.to_dict() if self.baseline else None,
+        }
+
+
+class KernelGym:
+    def __init__(
+        self,
+        bugs: list[BugRecord] | None = None,
+        *,
+        runs: int = 3,
+        accel: str = "auto",
+        log_path: str | Path | None = None,
+        check_baseline: bool = True,
+    ) -> None:
+        self.bugs = {b.id: b for b in (bugs if bugs is not None else bundled_bugs())}
+        self.scorer = Scorer(RunConfig(runs=runs, accel=accel))
+        self.check_baseline = check_baseline
+        self.log_path = Path(log_path) if log_path else None
+        self.bug: BugRecord | None = None
+        self.steps: list[StepResult] = []
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    # ------------------------------------------------------------------ log
+    def _log(self, event: str, **data: Any) -> None:
+        if self.log_path is None:
+            return
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("a") as fh:
+            fh.write(json.dumps({"event": event, "time": time.time(), **data}) + "\n")
+
+    # ------------------------------------------------------------------ source view
+    def _source_view(self, bug: BugRecord) -> SourceView:
+        if bug.kind == "module" and bug.source_dir is not None:
+            return SourceView(bug.source_dir)
+        if bug.kind == "tree":
+            inject = (bug.base_dir / bug.kgym["inject"]).read_text() if bug.base_dir else ""
+            tree = self.scorer.tree.source
+            overlay: dict[str, str] = {}
+            if self._tmp is None:
+                self._tmp = tempfile.TemporaryDirectory(prefix="kgym-view-")
+            work = Path(self._tmp.name) / bug.id
+            for rel in touched_files(inject):
+                (work / rel).parent.mkdir(parents=True, exist_ok=True)
+                (work / rel).write_bytes((tree / rel).read_bytes())
+            subprocess.run(
+                ["patch", "-p1", "--batch", "--silent"],
+                cwd=work,
+                input=inject,
+                text=True,
+                check=True,
+                timeout=60,
+            )
+            for rel in touched_files(inject):
+                overlay[rel] = (work / rel).read_text()
+            return SourceView(tree, overlay)
+        raise NotImplementedError(f"no source view for bug kind {bug.kind!r}")
+
+    # ------------------------------------------------------------------ API
+    async def areset(self, bug_id: str) -> Observation:
+        if bug_id not in self.bugs:
+            raise KeyError(f"unknown bug {bug_id!r}; known: {', '.join(sorted(self.bugs))}")
+        bug = self.bugs[bug_id]
+        self.bug, self.steps = bug, []
+        baseline = await self.scorer.check_baseline(bug) if self.check_baseline else None
+        report = baseline.console_excerpt if baseline else (bug.raw_crash_report or "")
+        source = self._source_view(bug)
+        obs = Observation(
+            bug_id=bug.id,
+            title=(baseline.title if baseline and baseline.title else bug.expected_title),
+            crash_report=report,
+            files=source.list_files() if bug.kind == "module" else list(source.overlay),
+            source=source,
+            baseline=baseline,
+            description=str(bug.kgym.get("description", "")),
+            frames=(baseline.crashes[0]["functions"] if baseline and baseline.crashes else []),
+        )
+        self._log("reset", bug=bug.id, observation=obs.to_dict())
+        return obs
+
+    async def astep(self, patch_text: str) -> StepResult:
+        if self.bug is None:
+            raise RuntimeError("call reset(bug_id) before step()")
+        result = await self.scorer.score(self.bug, patch_text)
+        self.steps.append(result)
+        self._log(
+            "step", bug=self.bug.id, n=len(self.steps), patch=patch_text, result=result.to_dict()
+        )
+        return result
+
+    def reset(self, bug_id: str) -> Observation:
+        return asyncio.run(self.areset(bug_id))
+
+    def step(self, patch_text: str) -> StepResult:
+        return asyncio.run(self.astep(patch_text))
+
+    @property
+    def solved(self) -> bool:
+        return bool(self.steps) and self.steps[-1].outcome is Outcome.RESOLVED
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

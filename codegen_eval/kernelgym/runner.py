@@ -1,0 +1,139 @@
+"""Runner glue: pack module + reproducer into an initramfs, boot, run the reproducer K times,
+read the crash from the console.
+
+The guest's /init prints fixed markers (KGYM-BOOTED, KGYM-RUN i, KGYM-DONE <nonce>); the nonce
+is fresh per boot, so "the reproducer finished K times and the kernel was still alive" is
+decided outside the guest by an unguessable token, not by trusting console text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codegen_eval.kernelgym.crash import CrashReport, parse_console
+from sandboxes.qemu import VMResult, VMSpec, VMStatus, build_initramfs, run_vm
+
+# Detectors made fatal and quick enough for a benchmark, slow enough not to fire by accident on
+# a loaded host (TCG guest time follows the host clock: a starved VM looks "stuck").
+DETECTOR_CMDLINE = (
+    "panic_on_warn=1 hung_task_panic=1 softlockup_panic=1 watchdog_thresh=4 "
+    "sysctl.kernel.hung_task_timeout_secs=5 nmi_watchdog=0 printk.devkmsg=on"
+)
+
+
+@dataclass(slots=True)
+class RunConfig:
+    runs: int = 3  # reproducer executions per boot (K)
+    repro_timeout_s: float = 20.0
+    accel: str = "auto"
+    memory_mb: int = 512
+    cpus: int = 1
+    boot_wall_s: float = 60.0  # budget for boot + module load, added to K * repro_timeout_s
+    hang_s: float = 25.0
+    extra_cmdline: str = ""
+
+
+@dataclass(slots=True)
+class RunResult:
+    vm: VMResult
+    crashes: list[CrashReport] = field(default_factory=list)
+    booted: bool = False
+    module_loaded: bool = True
+    completed_runs: int = 0
+    finished: bool = False  # all K runs done and the kernel alive (nonce seen)
+
+    @property
+    def crash(self) -> CrashReport | None:
+        return self.crashes[0] if self.crashes else None
+
+    @property
+    def console(self) -> str:
+        return self.vm.console
+
+    def excerpt(self, lines: int = 80) -> str:
+        """What an agent should read: the crash report, else the tail of the console."""
+        if self.crash:
+            return "\n".join(self.crash.report.splitlines()[:lines])
+        return "\n".join(self.vm.console.splitlines()[-lines:])
+
+
+def init_script(runs: int, repro_timeout_s: float, nonce: str, with_module: bool) -> str:
+    module = (
+        'busybox insmod /lib/modules/bug.ko || echo "KGYM-INSMOD-FAILED"\n' if with_module else ""
+    )
+    return f"""#!/bin/sh
+export PATH=/bin:/sbin
+busybox mount -t proc proc /proc
+busybox mount -t sysfs sys /sys
+busybox mount -t devtmpfs dev /dev 2>/dev/null
+busybox mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+echo "KGYM-BOOTED"
+{module}i=1
+while [ $i -le {runs} ]; do
+  echo "KGYM-RUN $i"
+  busybox timeout {int(repro_timeout_s)} /bin/repro
+  echo "KGYM-RUN-END $i rc=$?"
+  i=$((i+1))
+done
+echo "KGYM-DONE {nonce}"
+busybox reboot -f
+"""
+
+
+def _initramfs(tmp: Path, repro: Path, module: Path | None, script: str) -> Path:
+    files: dict[str, bytes] = {"bin/repro": repro.read_bytes()}
+    if module is not None:
+        files["lib/modules/bug.ko"] = module.read_bytes()
+    return build_initramfs(tmp / "initramfs.cpio", script, files)
+
+
+async def run_reproducer(
+    kernel: Path,
+    repro: Path,
+    module: Path | None = None,
+    config: RunConfig | None = None,
+    *,
+    log_path: Path | None = None,
+) -> RunResult:
+    cfg = config or RunConfig()
+    nonce = secrets.token_hex(8)
+    with tempfile.TemporaryDirectory(prefix="kgym-run-") as tmp:
+        initrd = await asyncio.to_thread(
+            _initramfs,
+            Path(tmp),
+            repro,
+            module,
+            init_script(cfg.runs, cfg.repro_timeout_s, nonce, module is not None),
+        )
+        spec = VMSpec(
+            kernel=kernel,
+            initrd=initrd,
+            cmdline=f"{DETECTOR_CMDLINE} {cfg.extra_cmdline}".strip(),
+            memory_mb=cfg.memory_mb,
+            cpus=cfg.cpus,
+            accel=cfg.accel,
+            wall_s=cfg.boot_wall_s + cfg.runs * (cfg.repro_timeout_s + 2),
+            no_output_s=30.0,
+            hang_s=cfg.hang_s,
+            panic_on_oops=True,
+            panic_on_warn=True,
+            log_path=log_path,
+            # After a report the kernel panics and reboots; cap the wait if it does not.
+            stop_patterns=(r"Kernel panic - not syncing", rf"KGYM-DONE {nonce}"),
+            stop_grace_s=5.0,
+        )
+        vm = await run_vm(spec)
+    console = vm.console
+    return RunResult(
+        vm=vm,
+        crashes=parse_console(console),
+        booted="KGYM-BOOTED" in console,
+        module_loaded="KGYM-INSMOD-FAILED" not in console,
+        completed_runs=console.count("KGYM-RUN-END "),
+        finished=f"KGYM-DONE {nonce}" in console
+        and vm.status in (VMStatus.EXITED, VMStatus.STOPPED),
+    )

@@ -1,0 +1,170 @@
+"""Score one candidate patch for one bug: build (module or kernel), boot, reproduce, judge.
+
+Outcomes: apply_failed, build_failed, boot_error, reproduced (with the title seen), resolved
+(no crash in all K runs and a clean end of the boot). The unpatched build must reproduce the
+expected title first (`check_baseline`), otherwise scoring a fix would mean nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from codegen_eval.kernelgym.builders import (
+    BuildResult,
+    BuildStatus,
+    KernelTree,
+    ModuleBuilder,
+    build_reproducer,
+    debian_kernel,
+)
+from codegen_eval.kernelgym.crash import titles_match
+from codegen_eval.kernelgym.records import BugRecord
+from codegen_eval.kernelgym.runner import RunConfig, RunResult, run_reproducer
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+
+
+class Outcome(StrEnum):
+    APPLY_FAILED = "apply_failed"
+    BUILD_FAILED = "build_failed"
+    BOOT_ERROR = "boot_error"
+    REPRODUCED = "reproduced"
+    RESOLVED = "resolved"
+
+
+@dataclass(slots=True)
+class StepResult:
+    outcome: Outcome
+    title: str | None = None  # crash title seen (reproduced)
+    expected_title: str = ""
+    matches_expected: bool = False
+    detail: str = ""  # why: compiler errors, patch rejects, VM status
+    console_excerpt: str = ""
+    build_s: float = 0.0
+    run_s: float = 0.0
+    vm_status: str | None = None
+    completed_runs: int = 0
+    crashes: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _build_failure(result: BuildResult, expected: str) -> StepResult:
+    outcome = (
+        Outcome.APPLY_FAILED
+        if result.status is BuildStatus.PATCH_APPLY_FAILED
+        else Outcome.BUILD_FAILED
+    )
+    detail = result.log[-4000:] if outcome is Outcome.APPLY_FAILED else result.errors
+    return StepResult(outcome, expected_title=expected, detail=detail, build_s=result.wall_s)
+
+
+def judge(run: RunResult, expected: str, runs: int) -> StepResult:
+    crash = run.crash
+    base = {
+        "expected_title": expected,
+        "console_excerpt": run.excerpt(),
+        "vm_status": str(run.vm.status),
+        "completed_runs": run.completed_runs,
+        "crashes": [
+            {"title": c.title, "kind": c.kind, "functions": c.functions[:12], "files": c.files}
+            for c in run.crashes
+        ],
+    }
+    if crash is not None:
+        return StepResult(
+            Outcome.REPRODUCED,
+            title=crash.title,
+            matches_expected=titles_match(crash.title, expected),
+            **base,  # type: ignore[arg-type]
+        )
+    if not run.booted:
+        detail = f"the kernel did not reach /init (VM {run.vm.status})"
+    elif not run.module_loaded:
+        detail = "insmod failed"
+    elif not run.finished or run.completed_runs < runs:
+        detail = (
+            f"the reproducer did not finish {runs} runs without a report "
+            f"(VM {run.vm.status}, {run.completed_runs} runs)"
+        )
+    else:
+        return StepResult(Outcome.RESOLVED, **base)  # type: ignore[arg-type]
+    return StepResult(Outcome.BOOT_ERROR, detail=detail, **base)  # type: ignore[arg-type]
+
+
+class Scorer:
+    """Knows where kernels and modules come from for each kind of bug."""
+
+    def __init__(self, config: RunConfig | None = None, *, kasan_config: str = "kasan-6.1") -> None:
+        self.config = config or RunConfig()
+        self.kasan_fragment = CONFIG_DIR / f"{kasan_config}.config"
+        self._tree: KernelTree | None = None
+
+    @property
+    def tree(self) -> KernelTree:
+        if self._tree is None:
+            self._tree = KernelTree(self.kasan_fragment)
+        return self._tree
+
+    def _inject_patch(self, bug: BugRecord) -> str:
+        inject = bug.kgym.get("inject")
+        if not inject or bug.base_dir is None:
+            return ""
+        return (bug.base_dir / inject).read_text()
+
+    def build(self, bug: BugRecord, patch: str) -> tuple[BuildResult, Path | None, Path | None]:
+        """(result, kernel, module) for `bug` with candidate `patch` (may be empty)."""
+        kind, tier = bug.kind, bug.tier
+        if kind == "module" and tier == 0:
+            dk = debian_kernel()
+            assert bug.source_dir is not None
+            res = ModuleBuilder(dk.headers, key=dk.release).build(bug.source_dir, patch)
+            return res, dk.vmlinux(), res.artifacts.get("module")
+        if kind == "module":
+            base = self.tree.ensure_built()
+            if not base.ok:
+                raise RuntimeError(f"tier-1 kernel build failed:\n{base.errors}")
+            assert bug.source_dir is not None
+            res = self.tree.module_builder().build(bug.source_dir, patch)
+            return res, base.artifacts["kernel"], res.artifacts.get("module")
+        if kind == "tree":
+            inject = self._inject_patch(bug)
+            res = self.tree.build_patched([inject, patch])
+            return res, res.artifacts.get("kernel"), None
+        raise NotImplementedError(
+            f"bug {bug.id}: kind {kind!r} needs a Linux checkout (see GitKernelBuilder)"
+        )
+
+    async def score(self, bug: BugRecord, patch: str = "") -> StepResult:
+        expected = bug.expected_title
+        start = time.monotonic()
+        # Builds run make/gcc for seconds to minutes: keep the event loop free meanwhile.
+        result, kernel, module = await asyncio.to_thread(self.build, bug, patch)
+        build_s = time.monotonic() - start
+        if not result.ok:
+            out = _build_failure(result, expected)
+            out.build_s = build_s
+            return out
+        repro_src = bug.c_reproducer
+        if repro_src is None:
+            raise RuntimeError(f"bug {bug.id} has no C reproducer source")
+        repro = await asyncio.to_thread(build_reproducer, repro_src)
+        if not repro.ok:
+            raise RuntimeError(f"reproducer of {bug.id} does not compile:\n{repro.errors}")
+        build_s = time.monotonic() - start
+        assert kernel is not None
+        t0 = time.monotonic()
+        run = await run_reproducer(kernel, repro.artifacts["repro"], module, self.config)
+        step = judge(run, expected, self.config.runs)
+        step.build_s, step.run_s = build_s, time.monotonic() - t0
+        return step
+
+    async def check_baseline(self, bug: BugRecord) -> StepResult:
+        """The unpatched build must reproduce the expected title."""
+        return await self.score(bug, "")

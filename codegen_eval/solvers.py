@@ -1,0 +1,212 @@
+"""Solvers: where candidates come from.
+
+  GenerateSolver   n samples per prompt from a model through appl (one gen per sample, all in
+                   flight at once; appl's per-model limits bound the real concurrency)
+  ReferenceSolver  the sample's reference solution, n times: a self-check of every harness
+  FileSolver       candidates someone else generated, from a JSONL file
+
+Besides the `Solver` protocol (`solve(sample, n)`), each has `solve_one(sample, index)`: the
+runner uses it to generate only the indices a resumed run still lacks and to start scoring a
+candidate the moment it exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from appl import SystemMessage, gen, ppl
+from codegen_eval.extract import extract_code
+from codegen_eval.types import Candidate, Sample
+
+SYSTEM_PROMPT = (
+    "You are an expert programmer in parallel and hardware code. Answer with exactly one "
+    "fenced code block (```{lang} ... ```) that contains the complete solution, and nothing "
+    "else that could be mistaken for code."
+)
+
+
+def sample_language(sample: Sample) -> str:
+    return str(sample.metadata.get("language") or "")
+
+
+class GenerateSolver:
+    """k=n samples per prompt through appl. Temperature, seed and token counts are recorded in
+    each Candidate's metadata; the seed of sample i is `seed + i`, so a rerun asks the same."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        temperature: float = 0.8,
+        max_tokens: int = 1024,
+        seed: int = 0,
+        system_prompt: str = SYSTEM_PROMPT,
+    ) -> None:
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.system_prompt = system_prompt
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "solver": "generate",
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+
+    async def solve_one(self, sample: Sample, index: int) -> Candidate:
+        lang = sample_language(sample)
+        seed = self.seed + index
+        reply = await _ask(
+            self.system_prompt.format(lang=lang or ""),
+            sample.input,
+            model=self.model,
+            temperature=self.temperature,
+            seed=seed,
+            max_tokens=self.max_tokens,
+        )
+        text = str(reply)
+        extraction = extract_code(text, lang or None)
+        meta: dict[str, Any] = {
+            "solver": "generate",
+            "model": self.model,
+            "temperature": self.temperature,
+            "seed": seed,
+            "max_tokens": self.max_tokens,
+            "extraction": extraction.method or extraction.reason,
+        }
+        meta.update(_usage(reply))
+        return Candidate(sample.id, index, extraction.code, raw=text, metadata=meta)
+
+    async def solve(self, sample: Sample, n: int) -> Sequence[Candidate]:
+        async with asyncio.TaskGroup() as tg:
+            tasks = [tg.create_task(self.solve_one(sample, i)) for i in range(n)]
+        return [t.result() for t in tasks]
+
+
+@ppl
+async def _ask(
+    system: str, user: str, *, model: str, temperature: float, seed: int, max_tokens: int
+) -> Any:
+    """One chat request: a system message asking for one fenced block, then the sample's
+    prompt. Bare expression statements append to the prompt (appl's @ppl rule)."""
+    SystemMessage(system)
+    user
+    return await gen(model=model, temperature=temperature, seed=seed, max_tokens=max_tokens)
+
+
+def _usage(reply: Any) -> dict[str, Any]:
+    """Token counts and latency, when appl's result carries them."""
+    out: dict[str, Any] = {}
+    response = getattr(reply, "response", reply)
+    usage = getattr(response, "usage", None)
+    if usage is not None:
+        out["prompt_tokens"] = getattr(usage, "prompt_tokens", 0)
+        out["completion_tokens"] = getattr(usage, "completion_tokens", 0)
+    for attr in ("latency_s", "finish_reason"):
+        value = getattr(response, attr, None)
+        if value is not None:
+            out[attr] = value
+    return out
+
+
+class ReferenceSolver:
+    """Each candidate is the sample's reference solution (`Sample.target`)."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"solver": "reference"}
+
+    async def solve_one(self, sample: Sample, index: int) -> Candidate:
+        return Candidate(
+            sample.id, index, sample.target, raw=sample.target, metadata={"solver": "reference"}
+        )
+
+    async def solve(self, sample: Sample, n: int) -> Sequence[Candidate]:
+        return [await self.solve_one(sample, i) for i in range(n)]
+
+
+class SamplesFileError(ValueError):
+    pass
+
+
+class FileSolver:
+    """Candidates from a JSONL file, one object per line:
+
+        {"sample_id": "...", "index": 0, "code": "..."}          full code
+        {"task_id": "...", "completion": "..."}                  HumanEval-style completion
+        {"sample_id": "...", "raw": "model reply with ```c ...```"}  extracted here
+
+    `sample_id` may be spelled `task_id`; `index` defaults to the order of appearance per
+    sample; an optional `suite` field restricts a line to one suite. Completions are passed as
+    code with metadata["completion"] = True: suites that complete a prompt (HumanEval, ParEval)
+    prepend the prompt when the code does not already contain it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._by_sample: dict[str, dict[int, dict[str, Any]]] = {}
+        self._load()
+
+    def describe(self) -> dict[str, Any]:
+        return {"solver": "file", "samples": str(self.path)}
+
+    def _load(self) -> None:
+        if not self.path.exists():
+            raise SamplesFileError(f"samples file not found: {self.path}")
+        with self.path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SamplesFileError(f"{self.path}:{lineno}: not JSON ({exc.msg})") from None
+                sid = rec.get("sample_id", rec.get("task_id")) if isinstance(rec, dict) else None
+                if sid is None or not any(f in rec for f in ("code", "completion", "raw")):
+                    raise SamplesFileError(
+                        f"{self.path}:{lineno}: need sample_id (or task_id) and one of "
+                        "code / completion / raw"
+                    )
+                slots = self._by_sample.setdefault(str(sid), {})
+                index = int(rec.get("index", len(slots)))
+                if index in slots:
+                    raise SamplesFileError(
+                        f"{self.path}:{lineno}: duplicate index {index} for {sid}"
+                    )
+                slots[index] = rec
+
+    @property
+    def sample_ids(self) -> list[str]:
+        return list(self._by_sample)
+
+    def available(self, sample_id: str) -> int:
+        return len(self._by_sample.get(sample_id, {}))
+
+    async def solve_one(self, sample: Sample, index: int) -> Candidate:
+        rec = self._by_sample.get(sample.id, {}).get(index)
+        if rec is None:
+            # Not an error of the candidate: the file simply has fewer samples than n.
+            return Candidate(sample.id, index, "", metadata={"solver": "file", "missing": True})
+        meta: dict[str, Any] = {"solver": "file", **(rec.get("metadata") or {})}
+        if "code" in rec:
+            code, raw = str(rec["code"]), str(rec.get("raw", rec["code"]))
+        elif "completion" in rec:
+            code = raw = str(rec["completion"])
+            meta["completion"] = True
+        else:
+            raw = str(rec["raw"])
+            extraction = extract_code(raw, sample_language(sample) or None)
+            code = extraction.code
+            meta["extraction"] = extraction.method or extraction.reason
+        return Candidate(sample.id, index, code, raw=raw, metadata=meta)
+
+    async def solve(self, sample: Sample, n: int) -> Sequence[Candidate]:
+        return [await self.solve_one(sample, i) for i in range(n)]

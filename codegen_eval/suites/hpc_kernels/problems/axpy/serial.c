@@ -1,0 +1,3 @@
+void axpy(long n, double a, const double *x, double *y) {
+    for (long i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+}

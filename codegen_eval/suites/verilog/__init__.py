@@ -1,0 +1,127 @@
+"""The `verilog` suite: specification-to-RTL problems judged by simulation.
+
+    task = get_suite("verilog", problems=["p1*", "*fifo*"], limit=10, strict_lint=False)
+
+Every problem (see `problems/`) is a compact port table + spec + reference body; the prompt,
+the `RefModule` and a self-checking testbench are generated from it (`tbgen`). The scorer
+(`VerilogScorer`) compiles candidate + reference + testbench with Icarus Verilog in a sandbox,
+decides the verdict from a nonce-keyed summary line, and lints the candidate with Verilator.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+
+from codegen_eval.registry import register_suite
+from codegen_eval.types import Sample, Task
+
+from .problems import ALL_PROBLEMS
+from .scorer import (
+    FORBIDDEN_TASKS,
+    Verdict,
+    VerilogScorer,
+    forbidden_constructs,
+    parse_verdict,
+)
+from .spec import CANDIDATE_TOP, REFERENCE_TOP, Port, Problem
+from .tbgen import TAG, generate_testbench
+
+SYSTEM_PROMPT = (
+    "You are a hardware designer. Answer with one complete synthesizable Verilog/SystemVerilog "
+    f"module named {CANDIDATE_TOP} (plus any helper modules) in a ```verilog block."
+)
+
+
+def problem_sample(problem: Problem) -> Sample:
+    """The Sample for one built-in problem."""
+    return Sample(
+        id=problem.id,
+        input=problem.prompt(),
+        target=problem.reference().replace(REFERENCE_TOP, CANDIDATE_TOP, 1),
+        metadata={
+            "language": "verilog",
+            "suite": "verilog",
+            "category": problem.category,
+            "top": CANDIDATE_TOP,
+            "tb_top": f"tb_{TAG}",
+            "expected_samples": problem.expected_samples,
+            "sequential": problem.sequential,
+            "system_prompt": SYSTEM_PROMPT,
+        },
+        files={"ref.sv": problem.reference(), "tb.sv": generate_testbench(problem)},
+    )
+
+
+def select(
+    items: Iterable[Problem],
+    problems: Sequence[str] | str | None = None,
+    categories: Sequence[str] | str | None = None,
+    limit: int | None = None,
+) -> list[Problem]:
+    """Filter by id globs (`p0*`, `*fifo*`; an id without its `pNN_` prefix also matches) and
+    category, then keep the first `limit`."""
+    pats = [problems] if isinstance(problems, str) else list(problems or [])
+    cats = {categories} if isinstance(categories, str) else set(categories or [])
+    chosen = []
+    for p in items:
+        short = p.id.split("_", 1)[1] if "_" in p.id else p.id
+        if pats and not any(
+            fnmatch.fnmatchcase(p.id, g) or fnmatch.fnmatchcase(short, g) for g in pats
+        ):
+            continue
+        if cats and p.category not in cats:
+            continue
+        chosen.append(p)
+    if pats and not chosen:
+        raise ValueError(f"no verilog problem matches {pats}")
+    return chosen[:limit] if limit is not None else chosen
+
+
+@register_suite(
+    "verilog", "Spec-to-RTL problems simulated with Icarus Verilog, linted by Verilator"
+)
+def verilog_suite(
+    problems: Sequence[str] | str | None = None,
+    categories: Sequence[str] | str | None = None,
+    limit: int | None = None,
+    *,
+    backend: str | None = None,
+    compile_wall_s: float = 30.0,
+    sim_wall_s: float = 20.0,
+    lint: bool = True,
+    strict_lint: bool = False,
+    epochs: int = 1,
+) -> Task:
+    chosen = select(ALL_PROBLEMS, problems, categories, limit)
+    scorer = VerilogScorer(
+        backend=backend,
+        compile_wall_s=compile_wall_s,
+        sim_wall_s=sim_wall_s,
+        lint=lint,
+        strict_lint=strict_lint,
+    )
+    return Task(
+        name="verilog",
+        dataset=[problem_sample(p) for p in chosen],
+        scorer=scorer,
+        epochs=epochs,
+        metadata={"language": "verilog", "problems": len(chosen), "strict_lint": strict_lint},
+    )
+
+
+__all__ = [
+    "ALL_PROBLEMS",
+    "FORBIDDEN_TASKS",
+    "SYSTEM_PROMPT",
+    "Port",
+    "Problem",
+    "Verdict",
+    "VerilogScorer",
+    "forbidden_constructs",
+    "generate_testbench",
+    "parse_verdict",
+    "problem_sample",
+    "select",
+    "verilog_suite",
+]

@@ -1,0 +1,336 @@
+"""Launch one payload process tree, read its output under a cap, enforce the wall and CPU
+limits, kill everything it left, and classify what happened. Shared by the bwrap and
+unsafe-local backends (the difference is the argv they build and the isolation it gives).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import logging
+import math
+import os
+import resource
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from . import _launcher
+from .cgroups import RunCgroup
+from .types import ExecResult, ExecStatus, Limits, SandboxError
+
+log = logging.getLogger(__name__)
+_READ_CHUNK = 1 << 16
+_CPU_POLL_S = 0.1
+_ESCALATE_S = 5.0  # SIGKILL a launcher that has not exited this long after our SIGTERM
+
+
+@dataclass(slots=True)
+class LaunchSpec:
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    uid: int | None  # drop to this uid (and gid) in the child; None: keep ours
+    gid: int | None
+    rlimits: list[tuple[int, int, int]]
+    cgroup: RunCgroup | None
+    pass_fds: tuple[int, ...] = ()
+    # bwrap reports a payload killed by signal N as exit code 128+N (like a shell).
+    shell_style_signals: bool = False
+    enforced: dict[str, bool] = field(default_factory=dict)
+
+
+def rlimits_for(
+    limits: Limits, *, memory_cgroup: bool, pids_cgroup: bool
+) -> list[tuple[int, int, int]]:
+    """RLIMITs applied to every payload. RLIMIT_AS is off by default where a memory cgroup
+    holds, because nvcc and Open MPI reserve far more address space than they touch."""
+    cpu = math.ceil(limits.cpu_s if limits.cpu_s is not None else limits.wall_s)
+    out = [
+        (resource.RLIMIT_CPU, cpu, cpu + 1),  # SIGXCPU, then SIGKILL a second later
+        (resource.RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes),
+        (resource.RLIMIT_NOFILE, limits.nofile, limits.nofile),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
+    # NPROC counts every process of the uid on the host (other sandboxes too), so with a
+    # pids cgroup it is only a generous backstop; without one it is the fork-bomb limit.
+    nproc = limits.pids if not pids_cgroup else max(4 * limits.pids, 4096)
+    out.append((resource.RLIMIT_NPROC, nproc, nproc))
+    as_mb = limits.address_space_mb
+    if as_mb is None and not memory_cgroup:
+        as_mb = limits.memory_mb * 4  # address space is looser than RSS; a coarse backstop
+    if as_mb is not None:
+        out.append((resource.RLIMIT_AS, as_mb << 20, as_mb << 20))
+    return out
+
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _make_preexec(spec: LaunchSpec) -> Callable[[], None]:
+    procs = spec.cgroup.procs_files() if spec.cgroup else []
+    rlimits = spec.rlimits
+    uid, gid = spec.uid, spec.gid
+
+    def preexec() -> None:  # runs in the forked child: keep it to raw syscalls
+        pid = str(os.getpid()).encode()
+        for path in procs:  # join the cgroup while still root, before anything can fork
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        for res, soft, hard in rlimits:
+            resource.setrlimit(res, (soft, hard))
+        if uid is not None and gid is not None:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+        # If this Python process dies (SIGKILL, crash), take bwrap and so the whole
+        # namespace with it. Set last: a credential change clears the death signal.
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return preexec
+
+
+async def _pump(
+    stream: asyncio.StreamReader, cap: int, buf: bytearray, on_overflow: Callable[[], None]
+) -> None:
+    while True:
+        chunk = await stream.read(_READ_CHUNK)
+        if not chunk:
+            return
+        room = cap - len(buf)
+        if len(chunk) > room:
+            buf += chunk[:room]
+            on_overflow()
+            return  # stop reading: the tree is being killed
+        buf += chunk
+
+
+def _kill_pid(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _killpg(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: str) -> ExecResult:
+    cg = spec.cgroup
+    reason: list[ExecStatus] = []  # why we killed it, first reason wins
+    exe = _launcher.launcher_path()
+    if exe is not None:
+        # vfork+exec of the tiny launcher; it gates the target (cgroup, rlimits, uid drop)
+        # in its own child and reaps whatever that child orphans.
+        argv = _launcher.launcher_argv(
+            exe,
+            spec.argv,
+            cgroup_procs=cg.procs_files() if cg else [],
+            rlimits=spec.rlimits,
+            uid=spec.uid,
+            gid=spec.gid,
+        )
+        preexec: Callable[[], None] | None = None
+    else:
+        argv, preexec = spec.argv, _make_preexec(spec)
+    t0 = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=spec.cwd,
+            env=spec.env,
+            start_new_session=True,
+            preexec_fn=preexec,
+            pass_fds=spec.pass_fds,
+        )
+    except FileNotFoundError as exc:
+        raise SandboxError(f"cannot start {spec.argv[0]!r}: {exc}") from exc
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SandboxError(f"sandbox launch failed: {exc}") from exc
+    finally:
+        for fd in spec.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    loop = asyncio.get_running_loop()
+    escalation: list[asyncio.TimerHandle] = []
+
+    def hard_kill() -> None:
+        if proc.returncode is None:
+            log.warning("sandbox launcher %d ignored SIGTERM; SIGKILL", proc.pid)
+            _kill_pid(proc.pid)
+
+    def stop_tree(escalate: bool = True) -> None:
+        if exe is not None:
+            # The launcher SIGKILLs its child's process group and keeps reaping until
+            # nothing is left; SIGKILLing the launcher itself would orphan bwrap's init.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGTERM)
+            if escalate and not escalation:  # it exits at once; never wait forever on it
+                escalation.append(loop.call_later(_ESCALATE_S, hard_kill))
+        else:
+            _killpg(proc.pid)
+        if cg is not None:
+            cg.kill_all()
+
+    def kill(why: ExecStatus) -> None:
+        if not reason:
+            reason.append(why)
+        stop_tree()
+
+    out, err = bytearray(), bytearray()
+    assert proc.stdout is not None and proc.stderr is not None
+    pumps = [
+        asyncio.create_task(
+            _pump(proc.stdout, limits.output_bytes, out, lambda: kill(ExecStatus.OUTPUT_LIMIT))
+        ),
+        asyncio.create_task(
+            _pump(proc.stderr, limits.output_bytes, err, lambda: kill(ExecStatus.OUTPUT_LIMIT))
+        ),
+    ]
+    if stdin is not None and proc.stdin is not None:
+        pumps.append(asyncio.create_task(_feed(proc.stdin, stdin)))
+    cpu_cap = (
+        limits.cpu_s
+        if (limits.cpu_s is not None and cg and cg.enforced.get("cpu_account"))
+        else None
+    )
+
+    async def watchdog() -> None:
+        deadline = t0 + limits.wall_s
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                kill(ExecStatus.WALL_TIMEOUT)
+                return
+            # Whole-tree CPU (all processes, all threads) from the cgroup, which RLIMIT_CPU,
+            # being per process, cannot bound.
+            if cpu_cap is not None and cg is not None:
+                used = cg.cpu_seconds()
+                if used is not None and used > cpu_cap:
+                    kill(ExecStatus.CPU_LIMIT)
+                    return
+                await asyncio.sleep(min(_CPU_POLL_S, deadline - now))
+            else:
+                await asyncio.sleep(deadline - now)
+
+    dog = asyncio.create_task(watchdog())
+    try:
+        rc = await proc.wait()
+        # Nothing may outlive the run: the namespace died with bwrap, but sweep the group
+        # and the cgroup anyway (unsafe-local relies on this). The launcher already swept
+        # its child's group before it exited.
+        if exe is None:
+            _killpg(proc.pid)
+        if cg is not None:
+            cg.kill_all()
+        _, pending = await asyncio.wait(pumps, timeout=2.0)
+        for t in pending:  # a pipe still held open by something we could not kill
+            t.cancel()
+    finally:
+        dog.cancel()
+        for h in escalation:
+            h.cancel()
+        if proc.returncode is None:  # cancelled from outside: take the tree down
+            stop_tree(escalate=False)
+            if exe is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            for t in pumps:
+                t.cancel()
+        await asyncio.gather(dog, *pumps, return_exceptions=True)
+    wall = time.monotonic() - t0
+    cpu = cg.cpu_seconds() if cg else None
+    peak = cg.peak_memory_bytes() if cg else None
+    oom = cg.oom_killed() if cg else False
+    pids_hit = cg.pids_hit() if cg else False
+    status, exit_code, sig = classify(
+        rc,
+        killed_for=reason[0] if reason else None,
+        oom=oom,
+        pids_hit=pids_hit,
+        cpu_s=cpu,
+        limits=limits,
+        shell_style=spec.shell_style_signals,
+    )
+    return ExecResult(
+        status=status,
+        exit_code=exit_code,
+        signal=sig,
+        stdout=out.decode("utf-8", errors="replace"),
+        stderr=err.decode("utf-8", errors="replace"),
+        truncated=bool(reason and reason[0] is ExecStatus.OUTPUT_LIMIT),
+        wall_s=wall,
+        cpu_s=cpu,
+        peak_memory_mb=None if peak is None else peak / (1 << 20),
+        limits_enforced=dict(spec.enforced),
+        backend=backend,
+    )
+
+
+async def _feed(w: asyncio.StreamWriter, data: bytes) -> None:
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        w.write(data)
+        await w.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        w.close()
+
+
+def classify(
+    rc: int,
+    *,
+    killed_for: ExecStatus | None,
+    oom: bool,
+    pids_hit: bool,
+    cpu_s: float | None,
+    limits: Limits,
+    shell_style: bool,
+) -> tuple[ExecStatus, int | None, int | None]:
+    """Map a return code plus what the cgroup saw to a status. The most specific cause wins:
+    an OOM kill or a fork bomb usually shows up as a timeout or a plain SIGKILL."""
+    sig: int | None = None
+    exit_code: int | None = rc
+    if rc < 0:
+        sig, exit_code = -rc, None
+    elif shell_style and 128 < rc <= 128 + 64:
+        sig = rc - 128
+    if oom:
+        return ExecStatus.MEMORY_LIMIT, exit_code, sig
+    if killed_for is ExecStatus.OUTPUT_LIMIT:
+        return killed_for, exit_code, sig
+    if sig == signal.SIGXFSZ:
+        return ExecStatus.FILE_SIZE_LIMIT, exit_code, sig
+    if sig == signal.SIGXCPU or killed_for is ExecStatus.CPU_LIMIT:
+        return ExecStatus.CPU_LIMIT, exit_code, sig
+    cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.wall_s
+    if killed_for is None and sig == signal.SIGKILL and cpu_s is not None and cpu_s >= cpu_limit:
+        return ExecStatus.CPU_LIMIT, exit_code, sig  # RLIMIT_CPU's hard limit is a SIGKILL
+    if pids_hit and (killed_for is not None or rc != 0):
+        return ExecStatus.PIDS_LIMIT, exit_code, sig
+    if killed_for is not None:
+        return killed_for, exit_code, sig
+    if sig is not None:
+        return ExecStatus.SIGNAL, exit_code, sig
+    if rc != 0:
+        return ExecStatus.NONZERO_EXIT, exit_code, sig
+    return ExecStatus.OK, exit_code, sig
+
+
+def sweep_file_size(root: str, file_bytes: int) -> bool:
+    """True when some file under root reached the size cap (a payload that ignores SIGXFSZ
+    sees EFBIG and may just exit non-zero)."""
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            with contextlib.suppress(OSError):
+                if os.lstat(os.path.join(dirpath, f)).st_size >= file_bytes:
+                    return True
+    return False

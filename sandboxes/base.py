@@ -1,0 +1,277 @@
+"""The `Sandbox` seam, its run directory, the per-backend concurrency limit and
+`open_sandbox()`.
+
+Every sandbox owns one fresh run directory (created on open, removed on close). Files are
+written into it and read back through descriptors opened component by component with
+O_NOFOLLOW, because the payload may have planted symlinks there (``out.txt -> /etc/shadow``)
+and we read as root.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import shutil
+import stat
+import tempfile
+import weakref
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+
+from .types import ExecResult, Limits, SandboxError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BACKEND = "bwrap"
+BASE_DIR_ENV = "CODEGEN_SANDBOX_DIR"
+UID_ENV = "CODEGEN_SANDBOX_UID"
+FileContent = str | bytes
+
+
+def sandbox_uid() -> int:
+    """The unprivileged uid payloads run as when we are root (default 65534, nobody)."""
+    return int(os.environ.get(UID_ENV, "65534"))
+
+
+def base_dir() -> Path:
+    d = Path(os.environ.get(BASE_DIR_ENV) or Path(tempfile.gettempdir()) / "codegen-sandboxes")
+    d.mkdir(mode=0o711, parents=True, exist_ok=True)
+    return d
+
+
+# -- concurrency -----------------------------------------------------------------------------
+_limits: dict[str, int] = {}
+_sems: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def set_concurrency(backend: str, n: int) -> None:
+    """Bound simultaneous execs of one backend across the process (default: CPU count, or
+    $CODEGEN_SANDBOX_CONCURRENCY). Takes effect for event loops that have not used it yet."""
+    if n < 1:
+        raise ValueError("concurrency must be >= 1")
+    _limits[backend] = n
+    for sems in _sems.values():
+        sems.pop(backend, None)
+
+
+def concurrency(backend: str) -> int:
+    if backend in _limits:
+        return _limits[backend]
+    env = os.environ.get("CODEGEN_SANDBOX_CONCURRENCY")
+    return int(env) if env else (os.cpu_count() or 1)
+
+
+def _semaphore(backend: str) -> asyncio.Semaphore:
+    # asyncio primitives bind to one loop, so keep one semaphore per (loop, backend).
+    loop = asyncio.get_running_loop()
+    sems = _sems.setdefault(loop, {})
+    if backend not in sems:
+        sems[backend] = asyncio.Semaphore(concurrency(backend))
+    return sems[backend]
+
+
+# -- path-safe file access -------------------------------------------------------------------
+def _parts(relpath: str) -> list[str]:
+    p = relpath.replace("\\", "/")
+    if p.startswith("/"):
+        raise ValueError(f"sandbox paths are relative to the run directory: {relpath!r}")
+    parts = [x for x in p.split("/") if x not in ("", ".")]
+    if not parts or any(x == ".." for x in parts):
+        raise ValueError(f"bad sandbox path: {relpath!r}")
+    return parts
+
+
+def _open_parent(
+    root: str, parts: list[str], *, create: bool, owner: tuple[int, int] | None
+) -> int:
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for name in parts[:-1]:
+            if create:
+                try:
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                    if owner:
+                        os.chown(name, *owner, dir_fd=fd, follow_symlinks=False)
+                except FileExistsError:
+                    pass
+            nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write_beneath(
+    root: str, relpath: str, data: bytes, owner: tuple[int, int] | None, mode: int = 0o644
+) -> None:
+    parts = _parts(relpath)
+    dfd = _open_parent(root, parts, create=True, owner=owner)
+    try:
+        # Replace rather than truncate: the old name may be a hard link the payload made.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(parts[-1], dir_fd=dfd)
+        fd = os.open(
+            parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dfd
+        )
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if owner:
+                os.fchown(fd, *owner)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dfd)
+
+
+def read_beneath(root: str, relpath: str, max_bytes: int) -> bytes:
+    parts = _parts(relpath)
+    dfd = _open_parent(root, parts, create=False, owner=None)
+    try:
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PermissionError(f"{relpath!r} is a symlink; not followed") from exc
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would block us forever
+                raise PermissionError(f"{relpath!r} is not a regular file")
+            chunks, total = [], 0
+            while total < max_bytes and (chunk := os.read(fd, min(1 << 20, max_bytes - total))):
+                chunks.append(chunk)
+                total += len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dfd)
+
+
+# -- the seam --------------------------------------------------------------------------------
+class Sandbox(abc.ABC):
+    """A run directory plus a way to execute commands inside it under `Limits`.
+
+    `exec` never raises for what the payload does; only a broken sandbox raises
+    `SandboxError`. `read_file` returns bytes (use `read_text` for str)."""
+
+    backend: str = ""
+
+    def __init__(self) -> None:
+        self.run_dir: Path | None = None
+        self._owner: tuple[int, int] | None = None
+
+    # lifecycle
+    async def start(self) -> None:
+        self.run_dir = Path(tempfile.mkdtemp(prefix=f"{self.backend}-", dir=base_dir()))
+        if os.geteuid() == 0:
+            uid = sandbox_uid()
+            self._owner = (uid, uid)
+            os.chown(self.run_dir, uid, uid)
+        os.chmod(self.run_dir, 0o700)
+
+    async def close(self) -> None:
+        if self.run_dir is not None:
+            d, self.run_dir = self.run_dir, None
+            await asyncio.to_thread(shutil.rmtree, d, True)
+
+    def _root(self) -> str:
+        if self.run_dir is None:
+            raise SandboxError("sandbox is closed")
+        return str(self.run_dir)
+
+    # files
+    async def write_file(
+        self, path: str, content: FileContent, *, executable: bool = False
+    ) -> None:
+        data = content.encode() if isinstance(content, str) else bytes(content)
+        write_beneath(self._root(), path, data, self._owner, 0o755 if executable else 0o644)
+
+    async def read_file(self, path: str, *, max_bytes: int = 256 << 20) -> bytes:
+        """The file's bytes (at most max_bytes). Raises FileNotFoundError / PermissionError
+        (symlinks and non-regular files are refused)."""
+        return await asyncio.to_thread(read_beneath, self._root(), path, max_bytes)
+
+    async def read_text(self, path: str, *, max_bytes: int = 256 << 20) -> str:
+        return (await self.read_file(path, max_bytes=max_bytes)).decode("utf-8", errors="replace")
+
+    async def exists(self, path: str) -> bool:
+        try:
+            await self.read_file(path, max_bytes=0)
+            return True
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return False
+
+    # execution
+    async def exec(
+        self,
+        cmd: Sequence[str],
+        *,
+        files: Mapping[str, FileContent] | None = None,
+        limits: Limits | None = None,
+        stdin: FileContent | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> ExecResult:
+        if not cmd:
+            raise ValueError("empty command")
+        for name, content in (files or {}).items():
+            await self.write_file(name, content)
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        async with _semaphore(self.backend):
+            return await self._exec(list(cmd), limits or Limits(), data, dict(env or {}))
+
+    @abc.abstractmethod
+    async def _exec(
+        self, cmd: list[str], limits: Limits, stdin: bytes | None, env: dict[str, str]
+    ) -> ExecResult: ...
+
+    def gpu_visible(self) -> bool:
+        """Whether a CUDA binary could run here (an NVIDIA device node exists)."""
+        return any(Path("/dev").glob("nvidia[0-9]*"))
+
+    async def __aenter__(self) -> Sandbox:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _make(backend: str, **options: object) -> Sandbox:
+    if backend == "bwrap":
+        from .bwrap import BwrapSandbox
+
+        return BwrapSandbox(**options)  # type: ignore[arg-type]
+    if backend == "docker":
+        from .docker_backend import DockerSandbox
+
+        return DockerSandbox(**options)  # type: ignore[arg-type]
+    if backend == "unsafe-local":
+        from .local import UnsafeLocalSandbox
+
+        return UnsafeLocalSandbox(**options)  # type: ignore[arg-type]
+    raise SandboxError(f"unknown sandbox backend {backend!r} (bwrap, docker, unsafe-local)")
+
+
+@contextlib.asynccontextmanager
+async def open_sandbox(backend: str | None = None, **options: object) -> AsyncIterator[Sandbox]:
+    """A started sandbox with a fresh run directory, closed (directory removed) on exit.
+    backend: "bwrap" (default, or $CODEGEN_SANDBOX), "docker", "unsafe-local"."""
+    sb = _make(backend or os.environ.get("CODEGEN_SANDBOX") or DEFAULT_BACKEND, **options)
+    try:
+        await sb.start()
+    except BaseException:
+        await sb.close()
+        raise
+    try:
+        yield sb
+    finally:
+        await sb.close()

@@ -1,0 +1,316 @@
+"""Boot a kernel in QEMU with its serial console captured, under a watchdog.
+
+One call = one VM: `await run_vm(spec)` starts QEMU (no network, no display, serial console on
+stdout), streams the console into memory (capped) and optionally a log file, and ends it as a
+whole process group when it exits, when nothing is printed at all for `no_output_s`, when the
+output stops for `hang_s`, at `wall_s`, at the output cap, or shortly after a `stop_patterns`
+match. What the guest did is a `VMResult`; only a broken host (QEMU missing) raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import grp
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from sandboxes.types import SandboxError
+
+QEMU = "qemu-system-x86_64"
+UNPRIVILEGED_UID = 65534  # nobody: QEMU parses guest-controlled data, so it never runs as root
+
+
+class Accel(StrEnum):
+    AUTO = "auto"
+    TCG = "tcg"
+    KVM = "kvm"
+
+
+class VMStatus(StrEnum):
+    EXITED = "exited"  # the guest powered off or rebooted (panic=-1 + -no-reboot) by itself
+    STOPPED = "stopped"  # a stop pattern matched and the VM was ended after a grace period
+    NO_OUTPUT = "no_output"  # nothing at all on the console within no_output_s
+    HANG = "hang"  # console output stopped for hang_s
+    WALL_TIMEOUT = "wall_timeout"
+    OUTPUT_LIMIT = "output_limit"
+    LOST_CONNECTION = "lost_connection"  # QEMU itself died (signal or error exit)
+
+
+@dataclass(slots=True)
+class VMSpec:
+    kernel: str | os.PathLike[str]
+    initrd: str | os.PathLike[str] | None = None
+    cmdline: str = ""  # appended to the base command line below
+    memory_mb: int = 512
+    cpus: int = 1
+    accel: Accel | str = Accel.AUTO
+    wall_s: float = 120.0
+    no_output_s: float = 30.0
+    hang_s: float = 60.0
+    output_bytes: int = 4 << 20
+    panic_on_oops: bool = True
+    panic_on_warn: bool = False
+    stop_patterns: Sequence[str] = ()  # regexes; first match ends the VM after stop_grace_s
+    stop_grace_s: float = 3.0
+    log_path: str | os.PathLike[str] | None = None  # console streamed here as it arrives
+    unprivileged: bool = True
+    extra_args: Sequence[str] = ()
+
+    def full_cmdline(self) -> str:
+        # panic=-1 reboots at once on panic; with -no-reboot QEMU then exits: a crash ends the VM.
+        parts = ["console=ttyS0", "panic=-1", "nokaslr", "rdinit=/init", "tsc=reliable"]
+        if self.panic_on_oops:
+            parts.append("oops=panic")
+        if self.panic_on_warn:
+            parts.append("panic_on_warn=1")
+        if self.cmdline:
+            parts.append(self.cmdline)
+        return " ".join(parts)
+
+
+@dataclass(slots=True)
+class VMResult:
+    status: VMStatus
+    console: str
+    exit_code: int | None
+    wall_s: float
+    truncated: bool
+    accel: str
+    first_output_s: float | None = None
+    stop_match: str | None = None
+    qemu_stderr: str = ""
+    command: list[str] = field(default_factory=list)
+    pid: int | None = None
+    uid: int | None = None  # the uid QEMU ran as (65534 when started by root)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is VMStatus.EXITED
+
+
+def qemu_available() -> bool:
+    return shutil.which(QEMU) is not None
+
+
+def _stage(spec: VMSpec, workdir: Path) -> tuple[Path, Path | None]:
+    """Put kernel and initrd where the unprivileged QEMU can read them (the originals often
+    live under /root or a 0700 temp dir)."""
+    workdir.chmod(0o755)
+    out: list[Path | None] = []
+    for src in (spec.kernel, spec.initrd):
+        if src is None:
+            out.append(None)
+            continue
+        dst = workdir / Path(src).name
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copyfile(src, dst)
+        dst.chmod(0o644)
+        out.append(dst)
+    assert out[0] is not None
+    return out[0], out[1]
+
+
+def build_command(spec: VMSpec, accel: str, kernel: Path, initrd: Path | None) -> list[str]:
+    cmd = [
+        QEMU,
+        "-machine",
+        f"q35,accel={accel}",
+        "-cpu",
+        "host" if accel == "kvm" else "max",
+        "-m",
+        str(spec.memory_mb),
+        "-smp",
+        str(spec.cpus),
+        "-nic",
+        "none",
+        "-display",
+        "none",
+        "-vga",
+        "none",
+        "-monitor",
+        "none",
+        "-serial",
+        "stdio",
+        "-no-reboot",
+        "-kernel",
+        str(kernel),
+        "-append",
+        spec.full_cmdline(),
+    ]
+    if initrd is not None:
+        cmd += ["-initrd", str(initrd)]
+    return cmd + list(spec.extra_args)
+
+
+def _demote_kwargs(spec: VMSpec, accel: str) -> dict[str, object]:
+    if not spec.unprivileged or os.geteuid() != 0:
+        return {}
+    kwargs: dict[str, object] = {"user": UNPRIVILEGED_UID, "group": UNPRIVILEGED_UID}
+    if accel == "kvm":
+        with contextlib.suppress(KeyError):
+            kwargs["extra_groups"] = [grp.getgrnam("kvm").gr_gid]
+    else:
+        kwargs["extra_groups"] = []
+    return kwargs
+
+
+def _proc_uid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("Uid:"):
+                    return int(line.split()[2])  # effective uid
+    except OSError:
+        return None
+    return None
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    await proc.wait()
+
+
+async def run_vm(spec: VMSpec) -> VMResult:
+    """Boot `spec` and return what happened. QEMU never outlives this call (cancellation too)."""
+    if not qemu_available():
+        raise SandboxError(f"{QEMU} not found (apt-get install qemu-system-x86)")
+    accel = str(spec.accel)
+    if accel == Accel.AUTO:
+        from sandboxes.qemu.accel import choose_accel
+
+        accel = await choose_accel(spec.kernel)
+    stops = [re.compile(p) for p in spec.stop_patterns]
+    with tempfile.TemporaryDirectory(prefix="qemu-vm-") as tmp:
+        workdir = Path(tmp)
+        kernel, initrd = await asyncio.to_thread(_stage, spec, workdir)
+        cmd = build_command(spec, accel, kernel, initrd)
+        start = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            *cmd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=workdir,
+            start_new_session=True,  # one process group: killed as a whole
+            **_demote_kwargs(spec, accel),  # type: ignore[arg-type]
+        )
+        uid = _proc_uid(proc.pid)
+        try:
+            result = await _watch(proc, spec, stops, start, accel, cmd)
+            result.pid, result.uid = proc.pid, uid
+            return result
+        finally:
+            if proc.returncode is None:
+                await _kill_group(proc)
+
+
+async def _watch(
+    proc: asyncio.subprocess.Process,
+    spec: VMSpec,
+    stops: list[re.Pattern[str]],
+    start: float,
+    accel: str,
+    cmd: list[str],
+) -> VMResult:
+    assert proc.stdout is not None and proc.stderr is not None
+    buf = bytearray()
+    state: dict[str, float | None] = {"first": None, "last": None}
+    truncated = False
+    log = await asyncio.to_thread(open, spec.log_path, "wb") if spec.log_path else None
+
+    async def read_console() -> None:
+        nonlocal truncated
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(65536):
+            now = time.monotonic()
+            state["first"] = state["first"] or now
+            state["last"] = now
+            room = spec.output_bytes - len(buf)
+            if room <= 0:
+                truncated = True
+                continue  # keep draining so QEMU never blocks on a full pipe
+            buf.extend(chunk[:room])
+            truncated = truncated or len(chunk) > room
+            if log:
+                log.write(chunk[:room])
+                log.flush()
+
+    stderr_task = asyncio.create_task(proc.stderr.read(1 << 16))
+    reader = asyncio.create_task(read_console())
+    status: VMStatus | None = None
+    stop_match: str | None = None
+    stop_deadline: float | None = None
+    try:
+        while True:
+            done, _ = await asyncio.wait({reader}, timeout=0.1)
+            now = time.monotonic()
+            if done and proc.returncode is None:
+                await asyncio.wait_for(proc.wait(), timeout=5)
+            if proc.returncode is not None and reader.done():
+                break
+            if stop_deadline is None and stops:
+                text = buf.decode(errors="replace")
+                for pattern in stops:
+                    if m := pattern.search(text):
+                        stop_match, stop_deadline = m.group(0), now + spec.stop_grace_s
+                        break
+            if stop_deadline is not None and now >= stop_deadline:
+                status = VMStatus.STOPPED
+            elif truncated:
+                status = VMStatus.OUTPUT_LIMIT
+            elif now - start >= spec.wall_s:
+                status = VMStatus.WALL_TIMEOUT
+            elif state["first"] is None and now - start >= spec.no_output_s:
+                status = VMStatus.NO_OUTPUT
+            elif state["last"] is not None and now - state["last"] >= spec.hang_s:
+                status = VMStatus.HANG
+            if status is not None:
+                await _kill_group(proc)
+                break
+    finally:
+        if proc.returncode is None:
+            await _kill_group(proc)
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(reader, timeout=5)
+        reader.cancel()
+        if log:
+            log.close()
+    stderr = b""
+    with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+        stderr = await asyncio.wait_for(stderr_task, timeout=2)
+    stderr_task.cancel()
+    if status is None:
+        # QEMU ended by itself: 0 is a guest poweroff/reboot, anything else is QEMU dying.
+        status = VMStatus.EXITED if proc.returncode == 0 else VMStatus.LOST_CONNECTION
+    first = state["first"]
+    return VMResult(
+        status=status,
+        console=buf.decode(errors="replace"),
+        exit_code=proc.returncode,
+        wall_s=time.monotonic() - start,
+        truncated=truncated,
+        accel=accel,
+        first_output_s=None if first is None else first - start,
+        stop_match=stop_match,
+        qemu_stderr=stderr.decode(errors="replace"),
+        command=cmd,
+    )
+
+
+def run_vm_sync(spec: VMSpec) -> VMResult:
+    """Thin sync wrapper for scripts and the CLI."""
+    return asyncio.run(run_vm(spec))

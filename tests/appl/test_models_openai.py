@@ -1,0 +1,140 @@
+"""The "openai" provider through get_model(): request mapping, streaming, tools, n, usage."""
+
+from __future__ import annotations
+
+import json
+
+import pydantic
+
+from appl.accounting import current_usage
+from appl.models import get_model
+from appl.testing import Rule
+from appl.types import GenRequest, Message, ToolSpec
+from tests.appl.conftest import MakeScripted
+
+
+def ask(text: str, **kw: object) -> GenRequest:
+    return GenRequest(
+        model="scripted", messages=[Message("system", "be brief"), Message("user", text)], **kw
+    )  # type: ignore[arg-type]
+
+
+async def test_plain_reply_and_request_mapping(scripted: MakeScripted) -> None:
+    server = scripted([Rule(match="capital of France", reply="Paris")])
+    response = await get_model().generate(
+        ask(
+            "capital of France?",
+            temperature=0.2,
+            max_tokens=5,
+            stop=["\n"],
+            seed=7,
+            extra={"top_k": 3},
+        )
+    )
+    assert response.text == "Paris" and response.finish_reason == "stop"
+    assert response.usage.completion_tokens == 1 and response.retries == 0
+    body = server.requests[0]
+    assert body["messages"][0] == {"role": "system", "content": "be brief"}
+    assert (body["temperature"], body["max_tokens"], body["stop"], body["seed"], body["top_k"]) == (
+        0.2,
+        5,
+        ["\n"],
+        7,
+        3,
+    )
+    assert "n" not in body and "tools" not in body
+
+
+async def test_streaming_delivers_deltas_and_usage(scripted: MakeScripted) -> None:
+    server = scripted([Rule(reply="alpha beta gamma")])
+    seen: list[str] = []
+
+    async def on_text(delta: str) -> None:
+        seen.append(delta)
+
+    response = await get_model().generate(ask("q", stream=True), on_text=on_text)
+    assert seen == ["alpha", " beta", " gamma"]
+    assert response.text == "alpha beta gamma"
+    assert response.usage.completion_tokens == 3 and response.usage.prompt_tokens > 0
+    assert server.requests[0]["stream_options"] == {"include_usage": True}
+
+
+async def test_tool_calls_plain_and_streamed(scripted: MakeScripted) -> None:
+    scripted(
+        [
+            Rule(
+                match="weather",
+                tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}],
+            )
+        ]
+    )
+    tool = ToolSpec(
+        "get_weather",
+        "weather for a city",
+        {"type": "object", "properties": {"city": {"type": "string"}}},
+    )
+    for stream in (False, True):
+        response = await get_model().generate(
+            ask("weather?", tools=[tool], tool_choice="auto", stream=stream)
+        )
+        assert len(response.tool_calls) == 1, stream
+        call = response.tool_calls[0]
+        assert call.name == "get_weather" and json.loads(call.arguments) == {"city": "Paris"}
+        assert call.id.startswith("call_") and response.finish_reason == "tool_calls"
+
+
+class Answer(pydantic.BaseModel):
+    value: int
+
+
+async def test_response_format_passes_through(scripted: MakeScripted) -> None:
+    server = scripted([Rule(reply=Answer(value=42))])
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {"name": "Answer", "schema": Answer.model_json_schema()},
+    }
+    response = await get_model().generate(ask("17+25", response_format=fmt))
+    assert Answer.model_validate_json(response.text).value == 42
+    assert server.requests[0]["response_format"] == fmt
+
+
+async def test_n_native_and_emulated(scripted: MakeScripted) -> None:
+    server = scripted([Rule(replies=["a", "b", "c", "d", "e", "f"])])
+    native = await get_model().generate(ask("q", n=3))
+    assert [c.text for c in native.choices] == ["a", "b", "c"] and native.text == "a"
+    assert len(server.requests) == 1 and server.requests[0]["n"] == 3
+
+    server = scripted([Rule(replies=["x", "y", "z"])], model={"capabilities": {"n": False}})
+    emulated = await get_model().generate(ask("q", n=3))
+    assert sorted(c.text for c in emulated.choices) == ["x", "y", "z"]
+    assert len(server.requests) == 3 and all("n" not in b for b in server.requests)
+    assert emulated.usage.completion_tokens == 3
+
+
+async def test_usage_and_cost_are_accounted(scripted: MakeScripted) -> None:
+    scripted(
+        [Rule(reply="one two three four")],
+        model={"price_input_per_mtok": 2.0, "price_output_per_mtok": 10.0},
+    )
+    first = await get_model().generate(ask("q"))
+    second = await get_model("scripted").generate(ask("q"))
+    expected = (first.usage.prompt_tokens * 2.0 + first.usage.completion_tokens * 10.0) / 1e6
+    assert first.cost_usd == expected > 0
+    totals = current_usage()
+    assert totals.calls == 2
+    assert totals.completion_tokens == 8
+    assert totals.prompt_tokens == first.usage.prompt_tokens + second.usage.prompt_tokens
+    assert abs(totals.cost_usd - 2 * expected) < 1e-12
+    assert totals.by_model["scripted"].calls == 2
+
+
+async def test_get_model_is_cached_per_alias_and_refreshed_on_config_change(
+    scripted: MakeScripted,
+) -> None:
+    scripted([Rule(reply="one")])
+    assert get_model() is get_model("scripted")
+    first = get_model()
+    server = scripted([Rule(reply="two")])
+    second = get_model()
+    assert second is not first and second.config.base_url == server.base_url
+    assert (await second.generate(ask("q"))).text == "two"

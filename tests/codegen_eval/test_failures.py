@@ -1,0 +1,106 @@
+"""Failure classification from real compiler and sandbox output (the tiny C suite)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from codegen_eval.failures import classify_compile, classify_exec, detect_sanitizer
+from codegen_eval.types import Candidate
+from sandboxes.types import ExecResult, ExecStatus
+from tests.codegen_eval.tiny_suite import BROKEN, REFERENCE, TinyScorer, tiny_task
+
+EXPECTED = {
+    "syntax": "compile_error:syntax",
+    "undeclared": "compile_error:undeclared",
+    "type": "compile_error:type",
+    "missing_include": "compile_error:missing_include",
+    "link": "link_error",
+    "segfault": "runtime_crash:SIGSEGV",
+    "wrong": "wrong_answer",
+    "loop": "timeout",
+    "memory": "resource_limit:memory",
+}
+
+
+async def test_each_failure_class_from_real_runs() -> None:
+    sample = tiny_task(1).dataset[0]
+    scorer = TinyScorer()
+    names = ["reference", *EXPECTED]
+    codes = [REFERENCE, *(BROKEN[n] for n in EXPECTED)]
+    scores = await asyncio.gather(
+        *(scorer.score(sample, Candidate(sample.id, 0, c)) for c in codes)
+    )
+    got = dict(zip(names, scores, strict=True))
+    assert got["reference"].status == "pass" and got["reference"].failure_class is None
+    for name, expected in EXPECTED.items():
+        fc = got[name].failure_class or ""
+        assert fc.startswith(expected), f"{name}: {fc} ({got[name].explanation})"
+        assert got[name].status == "fail"
+
+
+def _res(
+    status: str, *, code: int | None = None, sig: int | None = None, err: str = ""
+) -> ExecResult:
+    return ExecResult(ExecStatus(status), code, sig, "", err, False, 0.1, 0.1, None)
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        (_res("ok", code=0), None),
+        (_res("signal", sig=6), "runtime_crash:SIGABRT"),
+        (
+            _res(
+                "signal",
+                sig=6,
+                err="terminate called after throwing an instance of 'std::bad_alloc'",
+            ),
+            "resource_limit:memory",
+        ),
+        (_res("signal", sig=24), "timeout:cpu"),
+        (_res("cpu_limit"), "timeout:cpu"),
+        (_res("output_limit"), "resource_limit:output"),
+        (_res("pids_limit"), "resource_limit:pids"),
+        (_res("file_size_limit"), "resource_limit:file_size"),
+        (_res("skipped_no_gpu"), "skipped_no_gpu"),
+        (_res("nonzero_exit", code=139), "runtime_crash:SIGSEGV"),
+        (_res("nonzero_exit", code=2), "nonzero_exit"),
+        (
+            _res("nonzero_exit", code=1, err="==1==ERROR: AddressSanitizer: heap-buffer-overflow"),
+            "sanitizer:asan",
+        ),
+    ],
+)
+def test_classify_exec(result: ExecResult, expected: str | None) -> None:
+    assert classify_exec(result) == expected
+
+
+def test_classify_compile_messages_in_c_locale_and_clang() -> None:
+    assert (
+        classify_compile("a.c:1:5: error: 'x' undeclared (first use in this function)")
+        == "compile_error:undeclared"
+    )
+    assert (
+        classify_compile("a.cpp:3:1: error: use of undeclared identifier 'foo'")
+        == "compile_error:undeclared"
+    )
+    assert (
+        classify_compile("a.cpp:3:1: error: no matching function for call to 'f'")
+        == "compile_error:type"
+    )
+    assert (
+        classify_compile(
+            "/usr/bin/ld: a.o: undefined reference to `g'\ncollect2: error: ld returned 1 exit status"
+        )
+        == "link_error"
+    )
+    assert classify_compile("t.v:3: syntax error\nI give up.") == "compile_error:syntax"
+    assert classify_compile("something odd happened: error: ???") == "compile_error:other"
+
+
+def test_detect_sanitizer() -> None:
+    assert detect_sanitizer("x.c:3:5: runtime error: signed integer overflow") == "ubsan"
+    assert detect_sanitizer("WARNING: ThreadSanitizer: data race") == "tsan"
+    assert detect_sanitizer("all good") is None

@@ -1,0 +1,74 @@
+"""Units below the seam: status classification, rlimits, seccomp, cgroup layout."""
+
+from __future__ import annotations
+
+import resource
+import signal
+
+from sandboxes import ExecStatus, Limits, seccomp
+from sandboxes._runner import classify, rlimits_for
+from sandboxes.cgroups import RunCgroup, layout
+
+
+def _c(rc: int, **kw: object) -> ExecStatus:
+    args: dict[str, object] = {
+        "killed_for": None, "oom": False, "pids_hit": False, "cpu_s": 0.1,
+        "limits": Limits(wall_s=5), "shell_style": True,
+    }  # fmt: skip
+    args.update(kw)
+    return classify(rc, **args)[0]  # type: ignore[arg-type]
+
+
+def test_classification_priorities() -> None:
+    assert _c(0) is ExecStatus.OK
+    assert _c(3) is ExecStatus.NONZERO_EXIT
+    assert _c(128 + 11) is ExecStatus.SIGNAL
+    assert _c(128 + signal.SIGXFSZ) is ExecStatus.FILE_SIZE_LIMIT
+    assert _c(128 + signal.SIGXCPU) is ExecStatus.CPU_LIMIT
+    assert _c(137, cpu_s=6.0) is ExecStatus.CPU_LIMIT  # RLIMIT_CPU hard limit
+    assert _c(137, oom=True, killed_for=ExecStatus.WALL_TIMEOUT) is ExecStatus.MEMORY_LIMIT
+    assert _c(137, pids_hit=True, killed_for=ExecStatus.WALL_TIMEOUT) is ExecStatus.PIDS_LIMIT
+    assert _c(0, pids_hit=True) is ExecStatus.OK  # hit the cap but coped
+    assert _c(137, killed_for=ExecStatus.OUTPUT_LIMIT) is ExecStatus.OUTPUT_LIMIT
+    assert _c(-9, killed_for=ExecStatus.WALL_TIMEOUT, shell_style=False) is ExecStatus.WALL_TIMEOUT
+    assert classify(-11, killed_for=None, oom=False, pids_hit=False, cpu_s=None,
+                    limits=Limits(), shell_style=False) == (ExecStatus.SIGNAL, None, 11)  # fmt: skip
+
+
+def test_rlimits() -> None:
+    lim = Limits(wall_s=2.5, file_bytes=1000, pids=10)
+    got = {r: (s, h) for r, s, h in rlimits_for(lim, memory_cgroup=True, pids_cgroup=False)}
+    assert got[resource.RLIMIT_CPU] == (3, 4)
+    assert got[resource.RLIMIT_FSIZE] == (1000, 1000)
+    assert got[resource.RLIMIT_CORE] == (0, 0)
+    assert got[resource.RLIMIT_NPROC] == (10, 10)
+    assert resource.RLIMIT_AS not in got
+    got = {r: (s, h) for r, s, h in rlimits_for(lim, memory_cgroup=False, pids_cgroup=True)}
+    assert got[resource.RLIMIT_AS][0] == (lim.memory_mb * 4) << 20
+    assert got[resource.RLIMIT_NPROC][0] >= 4096
+
+
+def test_seccomp_filter_builds() -> None:
+    prog = seccomp.filter_bpf()
+    assert prog is not None and len(prog) % 8 == 0 and len(prog) > 100  # sock_filter = 8 bytes
+    fd = seccomp.filter_fd()
+    assert fd is not None
+    import os
+
+    try:
+        assert os.read(fd, 1 << 16) == prog
+    finally:
+        os.close(fd)
+
+
+def test_cgroup_lifecycle() -> None:
+    lay = layout()
+    assert lay.version in (1, 2)  # root on this machine kind: cgroups are writable
+    cg = RunCgroup(lay)
+    cg.create(memory_bytes=64 << 20, pids=16, cpus=None)
+    assert cg.enforced["memory"] and cg.enforced["pids"]
+    dirs = list(cg.dirs.values())
+    assert all(d.exists() for d in dirs)
+    assert cg.pids_alive() == [] and not cg.oom_killed() and not cg.pids_hit()
+    cg.remove()
+    assert not any(d.exists() for d in dirs)
