@@ -16,6 +16,7 @@ See docs/appl.md.
 """
 
 from appl.accounting import Budget, budget, current_usage
+from appl.compiler import CompilerResult, ReactResult, RoundLimitError, run_compiler, run_react
 from appl.config import configure, get_config, load_config
 from appl.core import PplFunction, current_prompt, gen, ppl, role, run
 from appl.errors import (
@@ -59,6 +60,7 @@ __all__ = [
     "BulletList",
     "CallIdentity",
     "ClientRequestError",
+    "CompilerResult",
     "ConfigError",
     "Event",
     "GenFuture",
@@ -74,7 +76,9 @@ __all__ = [
     "PplFunction",
     "PromptText",
     "RateLimitError",
+    "ReactResult",
     "ReplayMissError",
+    "RoundLimitError",
     "Section",
     "ServerError",
     "StructuredOutputError",
@@ -104,6 +108,8 @@ __all__ = [
     "resolve_model",
     "role",
     "run",
+    "run_compiler",
+    "run_react",
     "set_model_resolver",
     "tool",
     "use_model_resolver",

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-COMMAND_MODULES: list[str] = ["appl.cli", "appl.trace.cli", "appl.compiler.cli"]
+COMMAND_MODULES: list[str] = ["appl.cli", "appl.local.cli", "appl.trace.cli", "appl.compiler.cli"]
 
 
 @dataclass(frozen=True, slots=True)

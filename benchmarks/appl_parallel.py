@@ -27,7 +27,18 @@ from typing import Any
 
 import openai
 
-from appl import GenFuture, NumberedList, close_models, configure, gen, ppl
+from appl import (
+    GenFuture,
+    GenRequest,
+    GenResponse,
+    NumberedList,
+    Usage,
+    close_models,
+    configure,
+    gen,
+    ppl,
+    use_model_resolver,
+)
 from appl.testing import ScriptedServer
 
 # Enough for the widest level (64); not far more: the model layer keeps max_concurrency
@@ -231,6 +242,26 @@ async def main(repeats: int, latency: float) -> None:
     print(f"  appl                 {appl_wall:.3f}s (spread {appl_spread * 1000:.0f} ms)")
     print(f"  raw openai.AsyncOpenAI {raw_wall:.3f}s (spread {raw_spread * 1000:.0f} ms)")
     print(f"  overhead per gen     {overhead_ms:.3f} ms  (target <= 1 ms)")
+
+    # The runtime alone (no HTTP): the same program with an instant in-process model
+    # substituted through the resolve_model hook.
+    instant = InstantModel()
+    with use_model_resolver(lambda alias, identity: instant):
+        bare, bare_spread = await median_time(lambda: thousand(n), repeats)
+    print(
+        f"  runtime alone (instant model via resolve_model): {bare / n * 1000:.3f} ms per gen "
+        f"(spread {bare_spread * 1000:.0f} ms)"
+    )
+
+
+class InstantModel:
+    name = "instant"
+
+    async def generate(self, request: GenRequest, *, on_text: Any = None) -> GenResponse:
+        return GenResponse(text="ok", usage=Usage(5, 1))
+
+    async def aclose(self) -> None:
+        return None
 
 
 if __name__ == "__main__":

@@ -172,7 +172,14 @@ class Sandbox(abc.ABC):
 
     # lifecycle
     async def start(self) -> None:
-        self.run_dir = Path(tempfile.mkdtemp(prefix=f"{self.backend}-", dir=base_dir()))
+        from ._stale import maybe_sweep, owner_token
+
+        await asyncio.to_thread(maybe_sweep, base_dir())
+        # The owner's pid and start time in the name: a later sweep removes the directory
+        # if this process dies without closing the sandbox (SIGKILL).
+        self.run_dir = Path(
+            tempfile.mkdtemp(prefix=f"{self.backend}-{owner_token()}-", dir=base_dir())
+        )
         if os.geteuid() == 0:
             uid = sandbox_uid()
             self._owner = (uid, uid)

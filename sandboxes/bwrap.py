@@ -12,10 +12,15 @@ the payload's main process ends, or bwrap is killed, every process it started di
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import hashlib
 import logging
 import os
 import shutil
+import stat
+import tempfile
+import time
 from pathlib import Path
 
 from . import _launcher, seccomp
@@ -31,7 +36,8 @@ PATH = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"
 
 # Top-level system entries mirrored read-only (symlinks recreated as symlinks).
 _SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-# The few /etc entries toolchains need; passwd/group/hostname are generated.
+# The few /etc entries toolchains need, copied into one prepared directory mounted as /etc
+# (see _sandbox_etc); passwd/group/hostname are generated.
 _ETC = (
     "ld.so.cache",
     "ld.so.conf",
@@ -55,22 +61,99 @@ def bwrap_path() -> str:
     return p
 
 
-@functools.cache
-def _generated_etc(uid: int) -> Path:
-    """passwd/group/hostname for the sandbox user, so getpwuid() works (Open MPI asks)."""
-    d = base_dir() / f".etc-{uid}"
-    d.mkdir(mode=0o755, exist_ok=True)
-    (d / "passwd").write_text(
-        f"root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:{uid}:{uid}:sandbox:{WORKDIR}:/bin/sh\n"
-    )
-    (d / "group").write_text(f"root:x:0:\nsandbox:x:{uid}:\n")
-    (d / "hostname").write_text("sandbox\n")
-    for f in d.iterdir():
-        f.chmod(0o644)
+_ETC_RECHECK_S = 2.0  # how often the host /etc entries are re-fingerprinted
+_etc_cache: dict[int, tuple[float, Path]] = {}
+
+
+def _etc_fingerprint() -> str:
+    """Changes whenever a mirrored /etc entry does (apt, ldconfig, update-alternatives):
+    lstat of each entry and, in directories, of each file and subdirectory. Symlinks inside
+    directories (alternatives) are replaced by rename, which changes the directory's mtime."""
+    h = hashlib.sha256()
+
+    def add(p: str) -> None:
+        try:
+            st = os.lstat(p)
+        except OSError:
+            h.update(f"{p}:-\n".encode())
+            return
+        h.update(f"{p}:{st.st_mode}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        if stat.S_ISDIR(st.st_mode):
+            with contextlib.suppress(OSError), os.scandir(p) as it:
+                for e in sorted(it, key=lambda e: e.name):
+                    if e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False):
+                        add(e.path)
+
+    for name in _ETC:
+        add(f"/etc/{name}")
+    return h.hexdigest()[:16]
+
+
+def _owned_dir(p: Path) -> bool:
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _build_etc(uid: int, target: Path) -> None:
+    """A private copy of the few /etc entries toolchains need plus generated passwd, group
+    and hostname, so bwrap mounts one directory instead of ~15 (each mount costs it time)."""
+    tmp = Path(tempfile.mkdtemp(prefix=".etc-build-", dir=base_dir()))
+    try:
+        for name in _ETC:
+            src, dst = Path("/etc") / name, tmp / name
+            try:
+                if src.is_symlink():
+                    os.symlink(os.readlink(src), dst)
+                elif src.is_dir():
+                    shutil.copytree(src, dst, symlinks=True)
+                elif src.is_file():
+                    shutil.copy2(src, dst)
+            except OSError as exc:  # unreadable or vanished: leave it out, as --ro-bind-try did
+                log.info("sandbox /etc: skipping %s (%s)", src, exc)
+        (tmp / "passwd").write_text(
+            f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+            f"sandbox:x:{uid}:{uid}:sandbox:{WORKDIR}:/bin/sh\n"
+        )
+        (tmp / "group").write_text(f"root:x:0:\nsandbox:x:{uid}:\n")
+        (tmp / "hostname").write_text("sandbox\n")
+        (tmp / "resolv.conf").write_text("")  # mount point for the host's, with a network
+        for f in ("passwd", "group", "hostname", "resolv.conf"):
+            (tmp / f).chmod(0o644)
+        tmp.chmod(0o755)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # a concurrent process built the same one first
+            if not _owned_dir(target):
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _sandbox_etc(uid: int) -> Path:
+    """The prepared /etc for this uid, rebuilt when the host entries change (checked at most
+    every _ETC_RECHECK_S). Old copies are removed by the stale-state sweep."""
+    now = time.monotonic()
+    hit = _etc_cache.get(uid)
+    if hit is not None and now - hit[0] < _ETC_RECHECK_S:
+        return hit[1]
+    d = base_dir() / f".etc-{uid}-{_etc_fingerprint()}"
+    if not _owned_dir(d):
+        if d.exists() or d.is_symlink():
+            raise SandboxError(f"{d} exists but is not a directory owned by us")
+        _build_etc(uid, d)
+    with contextlib.suppress(OSError):  # mtime = last use, for the sweep of old copies
+        os.utime(d)
+    _etc_cache[uid] = (now, d)
     return d
 
 
-def _system_binds() -> list[str]:
+@functools.cache
+def _system_binds() -> tuple[str, ...]:
     args: list[str] = []
     for name in _SYSTEM:
         p = Path("/") / name
@@ -78,10 +161,7 @@ def _system_binds() -> list[str]:
             args += ["--symlink", os.readlink(p), f"/{name}"]
         elif p.is_dir():
             args += ["--ro-bind", str(p), f"/{name}"]
-    args += ["--dir", "/etc"]
-    for name in _ETC:
-        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    return args
+    return tuple(args)
 
 
 class BwrapSandbox(Sandbox):
@@ -113,9 +193,7 @@ class BwrapSandbox(Sandbox):
             a.append("--share-net")
         a += ["--new-session", "--die-with-parent", "--cap-drop", "ALL", "--hostname", "sandbox"]
         a += _system_binds()
-        etc = _generated_etc(uid)
-        for f in ("passwd", "group", "hostname"):
-            a += ["--ro-bind", str(etc / f), f"/etc/{f}"]
+        a += ["--ro-bind", str(_sandbox_etc(uid)), "/etc"]
         if limits.network:  # name resolution only makes sense with a network
             a += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
         # CUDA lives under /usr/local (inside /usr); a /usr/local/cuda symlink may point out.

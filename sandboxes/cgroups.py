@@ -97,7 +97,10 @@ class RunCgroup:
 
     def __init__(self, lay: CgroupLayout | None = None) -> None:
         self.layout = lay or layout()
-        self.name = f"run-{uuid.uuid4().hex[:16]}"
+        from ._stale import owner_token
+
+        # Owner pid + start time: a later sweep removes it if this process dies (SIGKILL).
+        self.name = f"run-{owner_token()}-{uuid.uuid4().hex[:12]}"
         self.dirs: dict[str, Path] = {}
         self.enforced: dict[str, bool] = {"memory": False, "pids": False, "cpu_account": False}
 

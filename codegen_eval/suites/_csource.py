@@ -138,8 +138,10 @@ def parse_call_statement(text: str, prefix: str = "MPI_") -> CallStatement | Non
             return None
         if node.type == "call_expression":
             callee = node.child_by_field_name("function")
-            if callee is None or callee.type != "identifier" or not _text(callee).startswith(
-                prefix
+            if (
+                callee is None
+                or callee.type != "identifier"
+                or not _text(callee).startswith(prefix)
             ):
                 return None
     # line numbers of the wrapper are meaningless to the caller

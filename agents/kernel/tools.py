@@ -1,0 +1,106 @@
+"""The agent's tools: read-only access to the code of the bug (the gym's SourceView).
+
+Each method is an appl tool (the spec comes from its type hints and docstring); results are
+capped so one call cannot flood the model's context. Lines are numbered because the model
+must write hunk headers and context lines that match the file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from codegen_eval.kernelgym.env import SourceView
+
+MAX_CHARS = 8000
+
+
+def numbered(text: str, first: int) -> str:
+    return "\n".join(f"{first + i:5d}\t{line}" for i, line in enumerate(text.split("\n")))
+
+
+def _cap(text: str, limit: int = MAX_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [{len(text) - limit} more characters; ask for a narrower range]"
+
+
+class SourceTools:
+    """Tools over one bug's source. `calls` records (tool, arguments) for the log."""
+
+    def __init__(self, source: SourceView, files: list[str]) -> None:
+        self.source = source
+        self.files = files
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def as_list(self) -> list[Callable[..., str]]:
+        return [self.read_file, self.read_function, self.list_files, self.grep]
+
+    def read_file(self, path: str, start_line: int = 1, end_line: int = 0) -> str:
+        """Read a source file, with line numbers.
+
+        Args:
+            path: Path as in the patch (relative to the source root), e.g. "kgym_null.c".
+            start_line: First line to show (1-based).
+            end_line: Last line to show; 0 means to the end of the file.
+        """
+        self.calls.append(("read_file", {"path": path, "start": start_line, "end": end_line}))
+        start = max(1, start_line)
+        try:
+            text = self.source.read_file(path, start, end_line or None)
+        except (FileNotFoundError, OSError):
+            return f"Error: no file {path!r}. Known files: {', '.join(self.files[:40])}"
+        return _cap(f"// {path}\n" + numbered(text, start))
+
+    def read_function(self, name: str) -> str:
+        """Show the definition of a C function, with its file and line numbers.
+
+        Args:
+            name: The function's name, e.g. "kgym_null_write".
+        """
+        self.calls.append(("read_function", {"name": name}))
+        found = self.source.read_function(name, hint_files=self.files)
+        if found is None:
+            return f"Error: no definition of {name!r} found"
+        header, _, body = found.partition("\n")
+        m = re.match(r"// (.+):(\d+)$", header)
+        if m is None:
+            return _cap(found)
+        return _cap(f"// {m[1]}\n" + numbered(body, int(m[2])))
+
+    def list_files(self, prefix: str = "") -> str:
+        """List the source files (paths relative to the source root).
+
+        Args:
+            prefix: Only paths starting with this prefix, e.g. "drivers/net/".
+        """
+        self.calls.append(("list_files", {"prefix": prefix}))
+        files = self.source.list_files(prefix, limit=300)
+        return "\n".join(files) if files else f"no files under {prefix!r}"
+
+    def grep(self, pattern: str, path: str = "") -> str:
+        """Search the files of this bug (the crashing code) for a regular expression.
+
+        Args:
+            pattern: A Python regular expression, e.g. "kgym_\\w+_lookup".
+            path: Only this file (or files under this directory); empty: all files of the bug.
+        """
+        self.calls.append(("grep", {"pattern": pattern, "path": path}))
+        try:
+            rx = re.compile(pattern)
+        except re.error as exc:
+            return f"Error: bad regular expression: {exc}"
+        targets = [f for f in self.files if not path or f == path or f.startswith(path)]
+        hits: list[str] = []
+        for rel in targets:
+            try:
+                text = self.source.read_file(rel)
+            except (FileNotFoundError, OSError):
+                continue
+            for no, line in enumerate(text.split("\n"), start=1):
+                if rx.search(line):
+                    hits.append(f"{rel}:{no}: {line.strip()}")
+                    if len(hits) >= 100:
+                        return "\n".join([*hits, "... (first 100 matches)"])
+        return "\n".join(hits) if hits else "no matches"

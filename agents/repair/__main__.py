@@ -1,0 +1,3 @@
+from agents.repair.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,300 @@
+"""Generate -> compile -> test -> repair, as an appl program and a codegen_eval solver.
+
+For one sample, k attempts start at once: one `gen` future per attempt, all in flight together
+(appl starts every ready gen immediately). Each attempt then runs its own chain: extract the
+code, score it with the suite's own Scorer (which compiles, runs or simulates it in the
+sandbox and explains what went wrong), and if it failed, ask the model again with the spec,
+its previous code, the failure class and the trimmed explanation - up to `rounds` model calls
+in all. The chains are independent, so while one attempt is being compiled another is already
+talking to the model.
+
+    solver = RepairSolver(task.scorer, model="local", rounds=3)
+    cands = await solver.solve(sample, 5)          # 5 attempts, each with its own repair chain
+    cands[0].metadata["failure_history"]           # e.g. ["compile_error:syntax", "pass"]
+
+The candidate returned is the attempt's last code (or an earlier one that scored strictly
+higher). The runner scores it again itself: the verdict in the log never comes from us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.repair.prompts import (
+    fence_tag,
+    repair_hint,
+    system_prompt,
+    trim,
+    wants_whole_file,
+)
+from appl import AIMessage, GenFuture, GenResult, SystemMessage, gen, ppl
+from codegen_eval.extract import extract_code
+from codegen_eval.types import Candidate, FailureClass, Sample, Score, Scorer, Task
+
+ScorerFor = Callable[[Sample], Scorer]
+
+
+@dataclass(slots=True)
+class Round:
+    """One model call of an attempt and the scorer's verdict on its code."""
+
+    round: int  # 1-based
+    code: str
+    raw: str
+    score: Score
+    extraction: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "round": self.round,
+            "status": self.score.status,
+            "failure_class": self.score.failure_class,
+            "value": self.score.value,
+            "extraction": self.extraction,
+        }
+
+
+@dataclass(slots=True)
+class Attempt:
+    """The repair chain of one candidate index."""
+
+    index: int
+    rounds: list[Round] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.rounds) and self.rounds[-1].score.status == "pass"
+
+    def chosen(self) -> Round:
+        # The last round unless an earlier one scored strictly higher (partial credit).
+        best = self.rounds[-1]
+        for r in self.rounds:
+            if r.score.value > best.score.value:
+                best = r
+        return best
+
+
+def _history_label(score: Score) -> str:
+    if score.status == "pass":
+        return "pass"
+    return score.failure_class or score.status
+
+
+def _done(score: Score) -> bool:
+    """Stop repairing: a pass, a sample that cannot be judged here (e.g. CUDA compiled fine but
+    no GPU: `skipped`), or an infrastructure error (the sandbox broke, not the code)."""
+    return score.status in ("pass", "skipped", "error")
+
+
+# --------------------------------------------------------------------------- appl programs
+
+
+@ppl
+async def _attempts(solver: RepairSolver, sample: Sample, indices: Sequence[int]) -> list[Attempt]:
+    """One appl run per call: k first drafts from one prompt, every gen in flight at once, then
+    k repair chains that each go on as soon as their own draft has arrived."""
+    system = system_prompt(sample)
+    SystemMessage(system)
+    sample.input
+    drafts = [
+        gen(
+            model=solver.model,
+            temperature=solver.temperature,
+            seed=solver.seed + i,
+            max_tokens=solver.max_tokens,
+        )
+        for i in indices
+    ]
+    chains = [solver.chain(sample, system, i, d) for i, d in zip(indices, drafts, strict=True)]
+    return list(await asyncio.gather(*chains))
+
+
+@ppl
+async def _repair(
+    system: str,
+    spec: str,
+    previous: str,
+    failure_class: str,
+    feedback: str,
+    hint: str,
+    round_no: int,
+    *,
+    model: str | None,
+    temperature: float,
+    seed: int,
+    max_tokens: int,
+) -> GenResult:
+    """One repair request: the task, the previous answer as the model's own turn, then the
+    grader's verdict and what to look at."""
+    SystemMessage(system)
+    spec
+    AIMessage(previous)
+    f"Attempt {round_no} failed the grader: `{failure_class}`."
+    "The grader's report (compiler diagnostics, test or simulation results):"
+    f"```text\n{feedback}\n```"
+    hint
+    "Reply with the complete corrected solution in the required format."
+    return await gen(
+        model=model, temperature=temperature, seed=seed, max_tokens=max_tokens
+    ).result()
+
+
+# --------------------------------------------------------------------------- solver
+
+
+class RepairSolver:
+    """A codegen_eval Solver (`solve`, `solve_one`) that repairs from scorer feedback.
+
+    scorer: the suite's Scorer, or `scorer_for(sample)` when one solver serves several suites.
+    rounds: model calls per attempt (1 = no repair). max_scoring: concurrent scorings of this
+    solver (defaults to the number of cores; compilers and simulators are CPU bound).
+    """
+
+    def __init__(
+        self,
+        scorer: Scorer | None = None,
+        *,
+        scorer_for: ScorerFor | None = None,
+        model: str | None = None,
+        rounds: int = 3,
+        temperature: float = 0.8,
+        repair_temperature: float | None = None,
+        max_tokens: int = 2048,
+        seed: int = 0,
+        feedback_chars: int = 1500,
+        max_scoring: int | None = None,
+    ) -> None:
+        if scorer is None and scorer_for is None:
+            raise ValueError("RepairSolver needs a scorer (or scorer_for)")
+        if rounds < 1:
+            raise ValueError("rounds must be >= 1")
+        self._scorer_for: ScorerFor = scorer_for or (lambda _s: scorer)  # type: ignore[assignment,return-value]
+        self.model = model
+        self.rounds = rounds
+        self.temperature = temperature
+        self.repair_temperature = temperature if repair_temperature is None else repair_temperature
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.feedback_chars = feedback_chars
+        self.max_scoring = max_scoring or os.cpu_count() or 1
+        self._sems: dict[int, asyncio.Semaphore] = {}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "solver": "repair",
+            "model": self.model or "",
+            "rounds": self.rounds,
+            "temperature": self.temperature,
+            "repair_temperature": self.repair_temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+
+    # -- Solver protocol ------------------------------------------------------------------
+    async def solve(self, sample: Sample, n: int) -> Sequence[Candidate]:
+        return await self.solve_indices(sample, range(n))
+
+    async def solve_one(self, sample: Sample, index: int) -> Candidate:
+        return (await self.solve_indices(sample, [index]))[0]
+
+    async def solve_indices(self, sample: Sample, indices: Sequence[int]) -> list[Candidate]:
+        attempts = await self.run_attempts(sample, indices)
+        return [self._candidate(sample, a) for a in attempts]
+
+    # -- the loop -------------------------------------------------------------------------
+    async def run_attempts(self, sample: Sample, indices: Sequence[int]) -> list[Attempt]:
+        return await _attempts(self, sample, list(indices))
+
+    async def chain(self, sample: Sample, system: str, index: int, draft: GenFuture) -> Attempt:
+        attempt = Attempt(index)
+        result = await draft.result()
+        fence = fence_tag(sample)
+        for round_no in range(1, self.rounds + 1):
+            current = await self._judge(sample, index, round_no, result)
+            attempt.rounds.append(current)
+            if _done(current.score) or round_no == self.rounds:
+                break
+            previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
+            result = await _repair(
+                system,
+                sample.input,
+                previous or "(empty reply)",
+                current.score.failure_class or current.score.status,
+                trim(current.score.explanation or "(no details)", self.feedback_chars),
+                repair_hint(current.score.failure_class),
+                round_no,
+                model=self.model,
+                temperature=self.repair_temperature,
+                seed=self.seed + index,
+                max_tokens=self.max_tokens,
+            )
+        return attempt
+
+    async def _judge(self, sample: Sample, index: int, round_no: int, result: GenResult) -> Round:
+        raw = result.text or ""
+        extraction = extract_code(raw, fence_tag(sample))
+        usage = getattr(result.response, "usage", None)
+        tokens = {
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        }
+        code = extraction.code
+        method = extraction.method or extraction.reason
+        if not extraction.ok and not wants_whole_file(sample) and raw.strip():
+            # line-oriented answers (mpi-completion, omp-pragma): the reply is the answer
+            code, method = raw.strip() + "\n", "raw"
+        if not code.strip():
+            score = Score(
+                0.0,
+                "fail",
+                FailureClass.NO_CODE,
+                explanation=f"no code could be extracted from the reply: {extraction.reason}",
+            )
+            return Round(round_no, "", raw, score, method, **tokens)
+        cand = Candidate(sample.id, index, code, raw=raw, metadata={"round": round_no})
+        score = await self._score(sample, cand)
+        return Round(round_no, code, raw, score, method, **tokens)
+
+    async def _score(self, sample: Sample, cand: Candidate) -> Score:
+        loop_id = id(asyncio.get_running_loop())
+        sem = self._sems.setdefault(loop_id, asyncio.Semaphore(self.max_scoring))
+        try:
+            async with sem:
+                score = await self._scorer_for(sample).score(sample, cand)
+        except Exception as exc:  # a broken scorer ends the chain with a clear verdict
+            text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=text)
+        return score
+
+    def _candidate(self, sample: Sample, attempt: Attempt) -> Candidate:
+        chosen = attempt.chosen()
+        meta: dict[str, Any] = {
+            **self.describe(),
+            "seed": self.seed + attempt.index,
+            "rounds_used": len(attempt.rounds),
+            "max_rounds": self.rounds,
+            "passed": attempt.passed,
+            "passed_round": attempt.rounds[-1].round if attempt.passed else None,
+            "chosen_round": chosen.round,
+            "failure_history": [_history_label(r.score) for r in attempt.rounds],
+            "history": [r.summary() for r in attempt.rounds],
+            "final_failure_class": chosen.score.failure_class,
+            "extraction": chosen.extraction,
+            "prompt_tokens": sum(r.prompt_tokens for r in attempt.rounds),
+            "completion_tokens": sum(r.completion_tokens for r in attempt.rounds),
+        }
+        return Candidate(sample.id, attempt.index, chosen.code, raw=chosen.raw, metadata=meta)
+
+
+def with_repair(task: Task, **options: Any) -> Task:
+    """The same suite, with a RepairSolver using the suite's own scorer as its Task.solver
+    (run it with `run_eval([...], None, ...)`, which uses each task's solver)."""
+    return dataclasses.replace(task, solver=RepairSolver(task.scorer, **options))

@@ -1,0 +1,239 @@
+"""Scorer of the mpi-completion suite.
+
+1. Parse the answer (code, else the raw reply; a fenced block is fine): lines
+   `N: MPI_Name(args);`. Each call is parsed with tree-sitter and must be exactly one call
+   statement of an MPI function whose arguments are plain expressions (no assignments, no
+   calls other than MPI_*, no statement expressions); other such lines are rejected and
+   counted. Nothing but these calls is ever pasted into the program, so a candidate cannot
+   print a forged result. No valid call -> no_code.
+2. Metrics (never the verdict): predicted and reference calls are paired by function name
+   (closest lines first, then most equal arguments). function_precision/recall/f1 over the
+   names, location_accuracy (pairs within `line_tolerance` lines / reference calls),
+   argument_accuracy (equal normalized arguments / reference arguments), exact_match (all
+   calls, lines within tolerance, arguments, and their order in the program).
+3. Verdict (Score.value): the calls are inserted, the program is built with mpicc and run
+   with mpirun at each np (default 2 and 4) in the sandbox; every run must print exactly what
+   the reference program (the removed calls put back) prints at that np. A deadlock becomes
+   timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from dataclasses import dataclass
+
+from codegen_eval.failures import classify_compile_result, classify_exec, short_log, signal_name
+from codegen_eval.suites._csource import normalize_expr, parse_call_statement
+from codegen_eval.types import Candidate, FailureClass, Sample, Score
+from sandboxes import ExecResult, Limits, Sandbox, open_sandbox, toolchains
+
+from .problems import MissingCall, insert_calls
+
+_THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
+_ANSWER_LINE = re.compile(
+    r"^\s*(?:[-*]\s*)?`?(?:line\s*)?(?P<line>\d+)\s*[:|)\]-]\s*`?(?P<call>MPI_.*?)`?\s*$",
+    re.IGNORECASE,
+)
+_MPIRUN_SIGNAL = re.compile(r"exited on signal (\d+)")
+# Open MPI inside the sandbox: no process_vm_readv single-copy, and idle ranks must yield
+# the two cores instead of spinning (np=4 on 2 cores).
+_MPI_ENV = {
+    "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+    "OMPI_MCA_mpi_yield_when_idle": "1",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MpiAnswer:
+    calls: tuple[MissingCall, ...]
+    rejected: tuple[str, ...]  # `N: MPI_...` lines that are not one safe MPI call
+
+
+def parse_answer(text: str, max_line: int | None = None) -> MpiAnswer:
+    calls: list[MissingCall] = []
+    rejected: list[str] = []
+    for raw in _THINK.sub("", text or "").splitlines():
+        m = _ANSWER_LINE.match(raw)
+        if not m:
+            continue
+        n = int(m["line"])
+        call = parse_call_statement(m["call"])
+        if call is None or (max_line is not None and n > max_line):
+            rejected.append(raw.strip())
+            continue
+        calls.append(MissingCall(n, call.text if call.text.endswith(";") else call.text + ";"))
+    return MpiAnswer(tuple(calls), tuple(rejected))
+
+
+def _call_parts(text: str) -> tuple[str, tuple[str, ...]]:
+    call = parse_call_statement(text)
+    if call is None:  # reference calls always parse; a guard for hand-made samples
+        return text.split("(", 1)[0].strip(), ()
+    return call.name, call.normalized_args()
+
+
+def _arg_score(a: tuple[str, ...], b: tuple[str, ...]) -> float:
+    width = max(len(a), len(b))
+    return sum(x == y for x, y in zip(a, b, strict=False)) / width if width else 1.0
+
+
+def compare_calls(
+    reference: tuple[MissingCall, ...], predicted: tuple[MissingCall, ...], tolerance: int = 1
+) -> dict[str, float]:
+    """Metrics of `predicted` against `reference` (see the module docstring)."""
+    ref = [(c.after_line, *_call_parts(c.text)) for c in reference]
+    pred = [(c.after_line, *_call_parts(c.text)) for c in predicted]
+    options = []
+    for i, (rl, rn, ra) in enumerate(ref):
+        for j, (pl, pn, pa) in enumerate(pred):
+            if rn == pn:
+                options.append((abs(rl - pl), -_arg_score(ra, pa), i, j))
+    used_r: set[int] = set()
+    used_p: set[int] = set()
+    located = 0
+    args_total = 0.0
+    exact_pairs = 0
+    for dist, neg_args, i, j in sorted(options):
+        if i in used_r or j in used_p:
+            continue
+        used_r.add(i)
+        used_p.add(j)
+        located += dist <= tolerance
+        args_total += -neg_args
+        exact_pairs += dist <= tolerance and neg_args == -1.0
+    n_ref, n_pred, matched = len(ref), len(pred), len(used_r)
+    # exact: the same calls in the same program order (two calls after one line are ordered)
+    in_order = [sorted(x, key=lambda c: c[0]) for x in (ref, pred)]
+    ordered = n_ref == n_pred and all(
+        r[1] == p[1] and r[2] == p[2] and abs(r[0] - p[0]) <= tolerance
+        for r, p in zip(*in_order, strict=True)
+    )
+    precision = matched / n_pred if n_pred else float(n_ref == 0)
+    recall = matched / n_ref if n_ref else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "function_precision": round(precision, 4),
+        "function_recall": round(recall, 4),
+        "function_f1": round(f1, 4),
+        "location_accuracy": round(located / n_ref, 4) if n_ref else 1.0,
+        "argument_accuracy": round(args_total / n_ref, 4) if n_ref else 1.0,
+        "exact_match": float(exact_pairs == n_ref and n_pred == n_ref and ordered),
+        "n_reference_calls": float(n_ref),
+        "n_predicted_calls": float(n_pred),
+    }
+
+
+def _exec_failure(r: ExecResult) -> str | None:
+    cls = classify_exec(r)
+    # mpirun reports a rank killed by a signal as its own nonzero exit plus a message.
+    if cls == FailureClass.NONZERO_EXIT and (m := _MPIRUN_SIGNAL.search(r.stderr + r.stdout)):
+        cls = FailureClass.with_detail(FailureClass.RUNTIME_CRASH, signal_name(int(m.group(1))))
+    return cls
+
+
+def _fail(cls: str, explanation: str, metrics: dict[str, float]) -> Score:
+    return Score(0.0, "fail", cls, metrics, explanation)
+
+
+class MpiCompletionScorer:
+    """Scores samples made by `mpi_completion.make_sample` (files: program.c, the stripped
+    program; target: the reference answer lines)."""
+
+    def __init__(
+        self,
+        *,
+        backend: str | None = None,
+        nps: tuple[int, ...] = (2, 4),
+        line_tolerance: int = 1,
+        run_timeout_s: float = 20.0,
+        compile_timeout_s: float = 60.0,
+    ) -> None:
+        self.backend = backend
+        self.nps = nps
+        self.line_tolerance = line_tolerance
+        self.run_timeout_s = run_timeout_s
+        self.compile_timeout_s = compile_timeout_s
+        self._expected: dict[tuple[str, int], str] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def score(self, sample: Sample, candidate: Candidate) -> Score:
+        stripped = sample.files["program.c"]
+        max_line = len(stripped.splitlines())
+        answer = parse_answer(candidate.code, max_line)
+        if not answer.calls:
+            answer = parse_answer(candidate.raw, max_line)
+        reference = parse_answer(sample.target).calls
+        if not answer.calls:
+            why = f"; rejected lines: {list(answer.rejected)[:3]}" if answer.rejected else ""
+            return _fail(FailureClass.NO_CODE, "no 'N: MPI_Call(args);' line" + why, {})
+        metrics = compare_calls(reference, answer.calls, self.line_tolerance)
+        metrics["rejected_lines"] = float(len(answer.rejected))
+        program = insert_calls(stripped, answer.calls)
+        async with open_sandbox(self.backend) as sb:
+            return await self._run(sb, sample, insert_calls(stripped, reference), program,
+                                   metrics)  # fmt: skip
+
+    def _limits(self) -> Limits:
+        return Limits(wall_s=self.run_timeout_s, memory_mb=2048, pids=512)
+
+    async def _build(self, sb: Sandbox, src: str, name: str):
+        mpi = toolchains.get("mpi")
+        return await mpi.compile(
+            sb, {f"{name}.c": src}, output=name,
+            limits=Limits(wall_s=self.compile_timeout_s, memory_mb=2048, pids=128),
+        )  # fmt: skip
+
+    async def expected_output(self, sb: Sandbox, reference_src: str, np: int) -> str:
+        """What the reference program prints at `np` ranks (built and run here, cached)."""
+        key = hashlib.sha256(reference_src.encode()).hexdigest()
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            if (key, np) not in self._expected:
+                build = await self._build(sb, reference_src, "reference")
+                if not build.ok:
+                    raise RuntimeError("reference program does not compile:\n"
+                                       + build.exec_result.stderr)  # fmt: skip
+                for n in self.nps:
+                    r = await toolchains.get("mpi").run(
+                        sb, "reference", np=n, limits=self._limits(), env=_MPI_ENV
+                    )
+                    if not r.ok:
+                        raise RuntimeError(f"reference program failed at np={n}: {r.status}\n"
+                                           + r.stderr[-1500:])  # fmt: skip
+                    self._expected[(key, n)] = r.stdout
+            return self._expected[(key, np)]
+
+    async def _run(
+        self, sb: Sandbox, sample: Sample, reference_src: str, program: str,
+        metrics: dict[str, float],
+    ) -> Score:  # fmt: skip
+        expected = {np: await self.expected_output(sb, reference_src, np) for np in self.nps}
+        build = await self._build(sb, program, "candidate")
+        if (cls := classify_compile_result(build.exec_result)) is not None or not build.ok:
+            cls = cls or FailureClass.with_detail(FailureClass.COMPILE_ERROR, "other")
+            log = short_log(build.exec_result.stderr + build.exec_result.stdout)
+            return _fail(cls, log, metrics)
+        for np in self.nps:
+            r = await toolchains.get("mpi").run(
+                sb, "candidate", np=np, limits=self._limits(), env=_MPI_ENV
+            )
+            if (cls := _exec_failure(r)) is not None:
+                hint = " (a deadlock?)" if cls.startswith(FailureClass.TIMEOUT) else ""
+                return _fail(cls, f"np={np}: {r.status}{hint}\n"
+                             + short_log(r.stderr + r.stdout, 800), metrics)  # fmt: skip
+            if r.stdout != expected[np]:
+                return _fail(
+                    FailureClass.WRONG_ANSWER,
+                    f"np={np}: printed {r.stdout.strip()[:200]!r}, the reference prints "
+                    f"{expected[np].strip()[:200]!r}",
+                    metrics,
+                )
+            metrics[f"runtime_s@np{np}"] = round(r.wall_s, 4)
+        return Score(
+            1.0, "pass", None, metrics, f"output matches the reference at np={list(self.nps)}"
+        )
+
+
+__all__ = ["MpiAnswer", "MpiCompletionScorer", "compare_calls", "normalize_expr", "parse_answer"]

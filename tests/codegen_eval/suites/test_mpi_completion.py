@@ -1,0 +1,133 @@
+"""mpi-completion: problems, answer parsing, argument normalization and call metrics (no
+sandbox here). Scorer runs are in test_mpi_completion_scorer.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from codegen_eval.registry import get_suite
+from codegen_eval.suites._csource import normalize_expr, parse_call_statement
+from codegen_eval.suites.mpi_completion import (
+    KEPT_CALLS,
+    MissingCall,
+    all_problems,
+    compare_calls,
+    parse_answer,
+)
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_problem_set_and_removal_rules() -> None:
+    problems = all_problems()
+    assert len(problems) >= 12
+    names = {c.text.split("(")[0] for p in problems.values() for c in p.missing}
+    for needed in (
+        "MPI_Send",
+        "MPI_Recv",
+        "MPI_Bcast",
+        "MPI_Scatter",
+        "MPI_Gather",
+        "MPI_Reduce",
+        "MPI_Allreduce",
+        "MPI_Sendrecv",
+        "MPI_Barrier",
+    ):
+        assert needed in names, needed  # fmt: skip
+    for p in problems.values():
+        assert not names & KEPT_CALLS
+        for kept in ("MPI_Init", "MPI_Finalize", "MPI_Comm_rank", "MPI_Comm_size"):
+            assert kept in p.stripped
+        for c in p.missing:
+            assert c.text not in p.stripped
+        # putting the removed calls back at their answer lines rebuilds the original
+        assert _squash(p.reference_program) == _squash(p.original)
+
+
+def test_task_factory_and_sample_shape() -> None:
+    task = get_suite("mpi-completion", problems=["ring_*", "bcast_*"])
+    assert [s.id for s in task.dataset] == ["mpi-completion/bcast_params",
+                                            "mpi-completion/ring_pass"]  # fmt: skip
+    s = task.dataset[0]
+    assert s.target.splitlines() == [
+        "16: MPI_Bcast(params, 3, MPI_LONG, 0, MPI_COMM_WORLD);",
+        "18: MPI_Reduce(&local, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);",
+    ]
+    assert s.metadata["removed_after"] == [16, 18]
+    assert " 16|     }" in s.input and "MPI_Bcast" not in s.input
+    assert len(get_suite("mpi-completion", limit=2).dataset) == 2
+
+
+def test_parse_answer_formats() -> None:
+    reply = (
+        "Here are the calls:\n```c\n"
+        "16: MPI_Bcast(params, 3, MPI_LONG, 0, MPI_COMM_WORLD);\n"
+        "Line 18: `MPI_Reduce(&local, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD)`\n"
+        "- 20| MPI_Barrier(MPI_COMM_WORLD);\n```\n"
+    )
+    answer = parse_answer(reply)
+    assert [(c.after_line, c.text.split("(")[0]) for c in answer.calls] == [
+        (16, "MPI_Bcast"), (18, "MPI_Reduce"), (20, "MPI_Barrier")]  # fmt: skip
+    assert answer.calls[1].text.endswith(";") and not answer.rejected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '5: MPI_Send(printf("pass"), 1, MPI_INT, 0, 0, MPI_COMM_WORLD);',  # a hidden call
+        "5: MPI_Barrier(MPI_COMM_WORLD); exit(0);",  # a second statement
+        "5: MPI_Bcast(({ exit(0); 0; }), 1, MPI_INT, 0, MPI_COMM_WORLD);",
+        "5: MPI_Bcast(&(n = 3), 1, MPI_INT, 0, MPI_COMM_WORLD);",  # an assignment
+        "5: MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD",  # a syntax error
+    ],
+)
+def test_unsafe_or_broken_calls_are_rejected(line: str) -> None:
+    answer = parse_answer(line)
+    assert answer.calls == () and len(answer.rejected) == 1
+
+
+def test_lines_beyond_the_program_are_rejected() -> None:
+    assert parse_answer("99: MPI_Barrier(MPI_COMM_WORLD);", max_line=30).calls == ()
+
+
+def test_argument_normalization() -> None:
+    assert normalize_expr("&buf[0]") == normalize_expr("buf") == normalize_expr("(void *)buf")
+    assert normalize_expr("( rank+1 ) % size") == normalize_expr("(rank + 1)%size")
+    assert normalize_expr("&u[LOCAL + 1]") == normalize_expr("u + (LOCAL+1)") == "(u+(LOCAL+1))"
+    assert normalize_expr("0x10") == "16"
+    assert normalize_expr("&x") != normalize_expr("x")
+    assert normalize_expr("MPI_STATUS_IGNORE") != normalize_expr("&status")
+    call = parse_call_statement("MPI_Send( &x[0] , (int)n, MPI_INT, dest, 0, MPI_COMM_WORLD )")
+    assert call is not None
+    assert call.normalized_args() == ("x", "n", "MPI_INT", "dest", "0", "MPI_COMM_WORLD")
+
+
+REF = (
+    MissingCall(16, "MPI_Bcast(params, 3, MPI_LONG, 0, MPI_COMM_WORLD);"),
+    MissingCall(18, "MPI_Reduce(&local, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);"),
+)
+
+
+def test_metrics_right_calls_wrong_lines() -> None:
+    moved = tuple(MissingCall(c.after_line + 6, c.text) for c in REF)
+    m = compare_calls(REF, moved, tolerance=1)
+    assert m["location_accuracy"] == 0.0
+    assert m["function_recall"] == m["function_precision"] == 1.0
+    assert m["argument_accuracy"] == 1.0 and m["exact_match"] == 0.0
+    near = compare_calls(REF, tuple(MissingCall(c.after_line + 1, c.text) for c in REF))
+    assert near["location_accuracy"] == 1.0 and near["exact_match"] == 1.0
+
+
+def test_metrics_arguments_and_extra_calls() -> None:
+    pred = (
+        MissingCall(16, "MPI_Bcast(&params[0], 3, MPI_LONG, 0, MPI_COMM_WORLD);"),  # same
+        MissingCall(18, "MPI_Reduce(&total, &local, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);"),
+        MissingCall(18, "MPI_Barrier(MPI_COMM_WORLD);"),
+    )
+    m = compare_calls(REF, pred)
+    assert m["function_recall"] == 1.0 and m["function_precision"] == pytest.approx(2 / 3, 1e-3)
+    assert m["argument_accuracy"] == pytest.approx((1 + 4 / 7) / 2, abs=1e-3)
+    assert m["location_accuracy"] == 1.0 and m["exact_match"] == 0.0
+    assert compare_calls(REF, ())["function_recall"] == 0.0
