@@ -1,15 +1,20 @@
 """Sandbox overhead: exec latency over a raw subprocess, and compile+run throughput.
 
     .venv/bin/python benchmarks/sandbox_overhead.py [--reps 40] [--jobs 200] [--backend bwrap]
+        [--launchers c,python]
 
-Raw and sandboxed runs are interleaved (raw, sandboxed, raw, ...) so machine noise hits both
-alike; the overhead is reported as the median (and p10/p90) of per-pair differences.
+Raw and sandboxed runs are interleaved (raw, sandboxed with each launch path, raw, ...) so
+machine noise hits all alike; the overhead is reported as the median (and p10/p90) of
+per-pair differences. Launch paths ($CODEGEN_SANDBOX_LAUNCHER): "c" (default: the vfork'd C
+launcher) and "python" (the old preexec_fn fork). The load average is printed with the
+figures: this machine is shared and noisy.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import time
 
@@ -36,7 +41,8 @@ async def raw(cmd: list[str], cwd: str) -> float:
     return time.perf_counter() - t
 
 
-async def overhead(backend: str, reps: int) -> None:
+async def overhead(backend: str, reps: int, launchers: list[str]) -> None:
+    print(f"load average before: {os.getloadavg()}")
     async with open_sandbox(backend) as sb:
         b = await toolchains.get("c").compile(sb, {"hello.c": HELLO}, output="hello")
         assert b.ok, b.exec_result.stderr
@@ -45,23 +51,32 @@ async def overhead(backend: str, reps: int) -> None:
             ("/bin/true", ["/bin/true"], ["/bin/true"]),
             ("C hello", [f"{cwd}/hello"], ["./hello"]),
         ):
-            diffs, raws, sbs = [], [], []
+            raws: list[float] = []
+            sbs: dict[str, list[float]] = {k: [] for k in launchers}
+            diffs: dict[str, list[float]] = {k: [] for k in launchers}
             for i in range(reps + 3):
-                r = await raw(raw_cmd, cwd)
-                t = time.perf_counter()
-                res = await sb.exec(sb_cmd, limits=Limits(wall_s=10))
-                s = time.perf_counter() - t
-                assert res.ok, res
-                if i >= 3:  # warm-up
-                    raws.append(r)
-                    sbs.append(s)
-                    diffs.append(s - r)
-            ms = [1000 * x for x in diffs]
-            print(
-                f"{backend:>12} {label:<10} raw median {1000 * statistics.median(raws):6.1f} ms | "
-                f"sandboxed median {1000 * statistics.median(sbs):6.1f} ms | overhead median "
-                f"{statistics.median(ms):6.1f} ms (p10 {pct(ms, 0.1):6.1f}, p90 {pct(ms, 0.9):6.1f})"
-            )
+                for mode in launchers:
+                    r = await raw(raw_cmd, cwd)
+                    os.environ["CODEGEN_SANDBOX_LAUNCHER"] = mode
+                    t = time.perf_counter()
+                    res = await sb.exec(sb_cmd, limits=Limits(wall_s=10))
+                    s = time.perf_counter() - t
+                    assert res.ok, res
+                    if i >= 3:  # warm-up
+                        raws.append(r)
+                        sbs[mode].append(s)
+                        diffs[mode].append(s - r)
+            os.environ.pop("CODEGEN_SANDBOX_LAUNCHER", None)
+            for mode in launchers:
+                ms = [1000 * x for x in diffs[mode]]
+                print(
+                    f"{backend:>12} {label:<10} launcher={mode:<6} raw median "
+                    f"{1000 * statistics.median(raws):5.1f} ms | sandboxed median "
+                    f"{1000 * statistics.median(sbs[mode]):5.1f} ms | overhead median "
+                    f"{statistics.median(ms):5.1f} ms (p10 {pct(ms, 0.1):5.1f}, "
+                    f"p90 {pct(ms, 0.9):5.1f})"
+                )
+    print(f"load average after: {os.getloadavg()}")
 
 
 async def throughput(backend: str, jobs: int) -> None:
@@ -91,8 +106,9 @@ async def main() -> None:
     ap.add_argument("--backend", default="bwrap")
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--jobs", type=int, default=200)
+    ap.add_argument("--launchers", default="c,python", help="launch paths to compare")
     a = ap.parse_args()
-    await overhead(a.backend, a.reps)
+    await overhead(a.backend, a.reps, a.launchers.split(","))
     await throughput(a.backend, a.jobs)
 
 

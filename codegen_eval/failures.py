@@ -119,6 +119,9 @@ def detect_sanitizer(text: str) -> str | None:
     return None
 
 
+_MPIRUN_SIGNAL = re.compile(r"exited on signal (\d+)")
+
+
 def signal_name(signum: int | None) -> str:
     if signum is None:
         return "unknown"
@@ -163,6 +166,9 @@ def classify_exec(result: ExecResult, *, check_sanitizers: bool = True) -> str |
     # nonzero exit: an allocation failure under an address-space limit reads as an exit code
     if _OOM_TEXT.search(text):
         return FailureClass.with_detail(FailureClass.RESOURCE_LIMIT, "memory")
+    # mpirun reports a rank killed by a signal as its own nonzero exit plus a message.
+    if m := _MPIRUN_SIGNAL.search(text):
+        return FailureClass.with_detail(FailureClass.RUNTIME_CRASH, signal_name(int(m.group(1))))
     # Shells report a child killed by signal N as exit status 128+N.
     if result.exit_code is not None and 128 < result.exit_code < 128 + 65:
         return FailureClass.with_detail(

@@ -34,9 +34,7 @@ SOURCE = Path(__file__).with_name("launcher.c")
 def _safe_dir(d: Path) -> bool:
     """Ours and writable only by us: we exec what is in it as root."""
     st = os.lstat(d)
-    return (
-        stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
-    )
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
 
 
 @functools.cache

@@ -15,8 +15,12 @@ def _applies(diff: str, tmp_path: Path) -> bool:
     src = tmp_path / "src"
     subprocess.run(["cp", "-r", str(BUGS / "t0-null-deref" / "src"), str(src)], check=True)
     proc = subprocess.run(
-        ["patch", "-p1", "--dry-run", "--batch"], cwd=src, input=diff, text=True,
-        capture_output=True, check=False,
+        ["patch", "-p1", "--dry-run", "--batch"],
+        cwd=src,
+        input=diff,
+        text=True,
+        capture_output=True,
+        check=False,
     )
     return proc.returncode == 0
 

@@ -150,3 +150,36 @@ async def test_auto_tool_choice_is_emulated_and_yields_a_tool_call() -> None:
     assert resp.tool_calls, f"no tool call; text was {resp.text!r}"
     assert resp.tool_calls[0].name == "get_weather"
     assert "paris" in json.loads(resp.tool_calls[0].arguments)["city"].lower()
+
+
+def test_serve_local_command_serves_until_ctrl_c() -> None:
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "appl.cli", "serve-local", "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        models = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
+                    models = json.loads(r.read())
+                    break
+            except OSError:
+                time.sleep(0.3)
+        assert models is not None, "appl serve-local never answered"
+        assert models["data"][0]["id"] == "local"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with pytest.raises(OSError):  # the server went with it
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)

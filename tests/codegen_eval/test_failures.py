@@ -104,3 +104,19 @@ def test_detect_sanitizer() -> None:
     assert detect_sanitizer("x.c:3:5: runtime error: signed integer overflow") == "ubsan"
     assert detect_sanitizer("WARNING: ThreadSanitizer: data race") == "tsan"
     assert detect_sanitizer("all good") is None
+
+
+def test_mpirun_rank_killed_by_signal_is_a_crash_not_an_exit_code() -> None:
+    text = (
+        "--------------------------------------------------------------------------\n"
+        "mpirun noticed that process rank 1 with PID 0 on node sandbox exited on signal 11 "
+        "(Segmentation fault).\n"
+    )
+    assert (
+        classify_exec(
+            ExecResult(ExecStatus.NONZERO_EXIT, 1, None, "", text, False, 0.1, 0.1, None)
+        )
+        == "runtime_crash:SIGSEGV"
+    )
+    plain = ExecResult(ExecStatus.NONZERO_EXIT, 1, None, "", "error", False, 0.1, 0.1, None)
+    assert classify_exec(plain) == "nonzero_exit"

@@ -72,3 +72,45 @@ def test_cgroup_lifecycle() -> None:
     assert cg.pids_alive() == [] and not cg.oom_killed() and not cg.pids_hit()
     cg.remove()
     assert not any(d.exists() for d in dirs)
+
+
+def test_launcher_gates_before_the_target_runs() -> None:
+    """The C launcher joins the cgroup, sets rlimits and drops to the sandbox uid before the
+    target's first instruction; a gate it cannot set up means the target never runs."""
+    import os
+    import subprocess
+
+    from sandboxes._launcher import launcher_argv, launcher_path
+
+    exe = launcher_path()
+    assert exe is not None  # gcc is on this machine kind: the fast path is the default
+    cg = RunCgroup(layout())
+    cg.create(memory_bytes=64 << 20, pids=16, cpus=None)
+    try:
+        argv = launcher_argv(
+            exe,
+            ["sh", "-c", "cat /proc/self/status /proc/self/cgroup; ulimit -n; ulimit -c"],
+            cgroup_procs=cg.procs_files(),
+            rlimits=[(resource.RLIMIT_NOFILE, 77, 77), (resource.RLIMIT_CORE, 0, 0)],
+            uid=65534,
+            gid=65534,
+        )
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        status = {k: v.split() for k, _, v in (x.partition(":\t") for x in lines)}
+        assert status["Uid"] == ["65534"] * 4 and status["Gid"] == ["65534"] * 4
+        assert status["Groups"] == [] and status["CapEff"] == ["0000000000000000"]
+        for ctl in cg.dirs:
+            assert any(cg.name in x and ctl in x for x in lines), ctl
+        assert lines[-2:] == ["77", "0"]
+        # Gate failure: the target never runs.
+        bad = launcher_argv(
+            exe, ["touch", "/tmp/never"], cgroup_procs=["/nonexistent/cgroup.procs"],
+            rlimits=[], uid=65534, gid=65534,
+        )  # fmt: skip
+        p = subprocess.run(bad, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 127 and p.stderr.startswith("sandbox-launcher: ")
+        assert not os.path.exists("/tmp/never")
+    finally:
+        cg.remove()

@@ -9,16 +9,14 @@ the candidate's output with its own sequential reference recomputed from the see
 
 from __future__ import annotations
 
-import re
 import secrets
 from dataclasses import dataclass
 
-from codegen_eval.failures import classify_compile_result, classify_exec, short_log, signal_name
+from codegen_eval.failures import classify_compile_result, classify_exec, short_log
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
-from sandboxes import ExecResult, ExecStatus, Limits, Sandbox, open_sandbox, toolchains
+from sandboxes import ExecStatus, Limits, Sandbox, open_sandbox, toolchains
 
 _STD = ["-O2", "-std=gnu11"]
-_MPIRUN_SIGNAL = re.compile(r"exited on signal (\d+)")
 
 
 def fnv1a64(text: str) -> int:
@@ -57,14 +55,6 @@ def parse_verdict(text: str, nonce: str) -> Verdict | None:
         )
     except (KeyError, ValueError):
         return None
-
-
-def _exec_failure(r: ExecResult) -> str | None:
-    cls = classify_exec(r)
-    # mpirun reports a rank killed by a signal as its own nonzero exit plus a message.
-    if cls == FailureClass.NONZERO_EXIT and (m := _MPIRUN_SIGNAL.search(r.stderr + r.stdout)):
-        cls = FailureClass.with_detail(FailureClass.RUNTIME_CRASH, signal_name(int(m.group(1))))
-    return cls
 
 
 def _build_commands(variant: str) -> tuple[list[str], list[str]]:
@@ -168,7 +158,7 @@ class HpcKernelsScorer:
             where = f"at np={np_} threads={threads} (seed {seed})"
             if r.status == ExecStatus.SKIPPED_NO_GPU:
                 return Score(0.0, "skipped", FailureClass.SKIPPED_NO_GPU, metrics, r.stderr)
-            if (cls := _exec_failure(r)) is not None:
+            if (cls := classify_exec(r)) is not None:
                 log = short_log(r.stderr + r.stdout, 1500)
                 return Score(0.0, "fail", cls, metrics, f"{cls} {where}\n{log}")
             try:

@@ -24,10 +24,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from codegen_eval.failures import classify_compile_result, classify_exec, short_log, signal_name
+from codegen_eval.failures import classify_compile_result, classify_exec, short_log
 from codegen_eval.suites._csource import normalize_expr, parse_call_statement
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
-from sandboxes import ExecResult, Limits, Sandbox, open_sandbox, toolchains
+from sandboxes import Limits, Sandbox, open_sandbox, toolchains
 
 from .problems import MissingCall, insert_calls
 
@@ -36,7 +36,6 @@ _ANSWER_LINE = re.compile(
     r"^\s*(?:[-*]\s*)?`?(?:line\s*)?(?P<line>\d+)\s*[:|)\]-]\s*`?(?P<call>MPI_.*?)`?\s*$",
     re.IGNORECASE,
 )
-_MPIRUN_SIGNAL = re.compile(r"exited on signal (\d+)")
 # Open MPI inside the sandbox: no process_vm_readv single-copy, and idle ranks must yield
 # the two cores instead of spinning (np=4 on 2 cores).
 _MPI_ENV = {
@@ -125,14 +124,6 @@ def compare_calls(
     }
 
 
-def _exec_failure(r: ExecResult) -> str | None:
-    cls = classify_exec(r)
-    # mpirun reports a rank killed by a signal as its own nonzero exit plus a message.
-    if cls == FailureClass.NONZERO_EXIT and (m := _MPIRUN_SIGNAL.search(r.stderr + r.stdout)):
-        cls = FailureClass.with_detail(FailureClass.RUNTIME_CRASH, signal_name(int(m.group(1))))
-    return cls
-
-
 def _fail(cls: str, explanation: str, metrics: dict[str, float]) -> Score:
     return Score(0.0, "fail", cls, metrics, explanation)
 
@@ -219,7 +210,7 @@ class MpiCompletionScorer:
             r = await toolchains.get("mpi").run(
                 sb, "candidate", np=np, limits=self._limits(), env=_MPI_ENV
             )
-            if (cls := _exec_failure(r)) is not None:
+            if (cls := classify_exec(r)) is not None:
                 hint = " (a deadlock?)" if cls.startswith(FailureClass.TIMEOUT) else ""
                 return _fail(cls, f"np={np}: {r.status}{hint}\n"
                              + short_log(r.stderr + r.stdout, 800), metrics)  # fmt: skip

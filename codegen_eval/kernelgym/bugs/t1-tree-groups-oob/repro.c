@@ -5,7 +5,7 @@
 
 int main(void)
 {
-	gid_t groups[4] = { 10, 20, 30, 40 };
+	gid_t groups[3] = { 10, 20, 30 };
 
 	printf("setgroups: %d\n", setgroups(3, groups));
 	return 0;

@@ -1,0 +1,52 @@
+"""The command lines: the repair runner end to end (scripted model, real iverilog), and the
+kernel agent's input errors (a real fix needs QEMU: see test_kernel_agent's slow test)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agents.kernel import cli as kernel_cli
+from agents.repair import cli as repair_cli
+from appl import accounting, config
+from appl.testing import Rule, ScriptedServer
+from tests.agents.conftest import TEST_MODEL
+from tests.agents.test_repair import GATES_BAD, GATES_OK
+
+
+@pytest.fixture
+def scripted_sync() -> Iterator[ScriptedServer]:
+    saved = config.get_config()
+    server = ScriptedServer([Rule(replies=[GATES_BAD, GATES_OK])], default_reply=None).start()
+    config.configure(
+        models={"scripted": {**TEST_MODEL, "base_url": server.base_url}},
+        default_model="scripted",
+        budget={},
+    )
+    try:
+        yield server
+    finally:
+        server.stop()
+        config.reset_config(saved)
+        accounting.reset_usage()
+
+
+def test_repair_cli_runs_a_suite(scripted_sync: ScriptedServer, tmp_path: Path, capsys) -> None:
+    log = tmp_path / "r.jsonl"
+    argv = ["--suite", "verilog", "--filter", "p01_*", "-R", "2", "--log", str(log)]
+    assert repair_cli.main(argv) == 0
+    scores = [json.loads(x) for x in log.read_text().splitlines()]
+    scores = [r for r in scores if r.get("type") == "score"]
+    assert [s["status"] for s in scores] == ["pass"]
+    assert scores[0]["candidate"]["failure_history"] == ["compile_error:syntax", "pass"]
+    assert len(scripted_sync.requests) == 2
+    assert "verilog" in capsys.readouterr().out
+
+
+def test_kernel_agent_cli_rejects_unknown_bug(capsys) -> None:
+    assert kernel_cli.main(["fix", "no-such-bug"]) == 2
+    assert "unknown bug" in capsys.readouterr().out
+    assert kernel_cli.main(["bench", "--tier", "99"]) == 2

@@ -1,0 +1,106 @@
+"""The kernel agent in the real gym, with a scripted model.
+
+The fast tests skip the baseline boot (check_baseline=False) and only reach the patch and
+build stages; the slow one boots QEMU: the unpatched baseline, then the fix (~15 s a boot
+here with one reproducer run).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.kernel import KernelAgent
+from appl.testing import Rule
+from codegen_eval.kernelgym import KernelGym, bundled_bug
+
+BUG = "t0-null-deref"
+FIX = bundled_bug(BUG).developer_patch
+
+
+def _spaces_for_tabs(diff: str) -> str:
+    """A classic model mistake: the file is indented with tabs, the diff with spaces."""
+    out = []
+    for line in diff.split("\n"):
+        if line[:1] in (" ", "+") and not line.startswith("+++"):
+            line = line[0] + line[1:].replace("\t", "    ")
+        out.append(line)
+    return "\n".join(out)
+
+
+# no context line matches the file: `patch` rejects it even with fuzz
+MALFORMED = _spaces_for_tabs(FIX)
+# applies, but does not compile
+BROKEN = FIX.replace("return -ENOENT;", "return -ENOENT")
+
+
+def _texts(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content") or "") for m in body["messages"])
+
+
+def _feedback_count(body: dict[str, Any]) -> int:
+    return sum("Result of your patch" in str(m.get("content") or "") for m in body["messages"])
+
+
+async def test_apply_failure_then_build_failure_feed_back(scripted, tmp_path: Path) -> None:
+    replies = {0: f"```diff\n{MALFORMED}```", 1: f"Fixed:\n```diff\n{BROKEN}```"}
+    server = scripted([Rule(reply=lambda body: replies[min(_feedback_count(body), 1)])])
+    log = tmp_path / "agent.jsonl"
+    env = KernelGym(runs=1, check_baseline=False, log_path=log)
+    result = await KernelAgent(env, max_steps=2, log_path=log).fix(BUG)
+    assert [s.outcome for s in result.steps] == ["apply_failed", "build_failed"]
+    assert not result.resolved and result.stopped == "max_steps"
+    second = _texts(server.requests[1])
+    # the rejection and the file's real text (numbered, with tabs) went back to the model
+    assert "apply_failed" in second and "e = kgym_null_lookup(key);" in second
+    assert "   40\t\tstrim(key);" in second
+    assert "error" in result.steps[1].detail and "kgym_null.c" in result.steps[1].detail
+    # the source of the function named in the title was shown up front
+    assert "kgym_null_write" in _texts(server.requests[0])
+    events = [json.loads(line)["event"] for line in log.read_text().splitlines()]
+    assert events.count("step") == 2 and events.count("agent_turn") == 2
+    assert events[-1] == "agent_end"
+
+
+async def test_reply_without_diff_costs_a_turn_not_a_step(scripted) -> None:
+    server = scripted([Rule(replies=["The lookup may return NULL."])])
+    env = KernelGym(runs=1, check_baseline=False)
+    result = await KernelAgent(env, max_steps=2, max_turns=2).fix(BUG)
+    assert result.steps == [] and result.turns == 2 and result.stopped == "max_turns"
+    assert "no unified diff" in _texts(server.requests[1])
+
+
+def _model(body: dict[str, Any]) -> Any:
+    """Turn 1: read the function, then send a malformed diff; turn 2: the real fix."""
+    if _feedback_count(body) == 0:
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return {
+                "content": "",
+                "tool_calls": [{"name": "read_function", "arguments": {"name": "kgym_null_write"}}],
+            }
+        return f"The lookup result is not checked.\n```diff\n{MALFORMED}```"
+    return f"```diff\n{FIX}```"
+
+
+@pytest.mark.slow
+async def test_malformed_patch_then_real_fix_resolves_the_bug(scripted, tmp_path: Path) -> None:
+    server = scripted([Rule(reply=_model)])
+    env = KernelGym(runs=1, log_path=tmp_path / "gym.jsonl")
+    result = await KernelAgent(env, max_steps=3).fix(BUG)
+    assert [s.outcome for s in result.steps] == ["apply_failed", "resolved"]
+    assert result.resolved and result.final_patch == FIX
+    assert result.tool_calls == 1
+    first = _texts(server.requests[0])
+    # the real baseline crash, parsed: title, RIP and stack
+    assert "BUG: kernel NULL pointer dereference in kgym_null_write" in first
+    assert "RIP kgym_null_write" in first and "proc_reg_write" in first
+    # the tool ran on the real source and its result reached the model
+    tool_msgs = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert tool_msgs and "e = kgym_null_lookup(key);" in tool_msgs[0]["content"]
+    # the second turn kept the tool exchange and carried the apply failure
+    last = server.requests[-1]
+    assert any(m["role"] == "tool" for m in last["messages"])
+    assert "apply_failed" in _texts(last)
