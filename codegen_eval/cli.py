@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from codegen_eval.registry import UnknownSuiteError, get_suite, list_suites
 from codegen_eval.types import Task
@@ -77,7 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("-n", type=int, default=1, help="samples per problem")
     r.add_argument("-k", type=_parse_ks, default=(1,), help="pass@k values, e.g. 1,5")
-    r.add_argument("--solver", choices=["generate", "reference", "file"], default="generate")
+    r.add_argument(
+        "--solver",
+        type=_parse_solver,
+        default="generate",
+        help="generate | reference | file | MODULE:FACTORY, where FACTORY(task, model=, "
+        "temperature=, max_tokens=, seed=) returns the task with its solver set "
+        "(e.g. agents.repair:with_repair, the generate-compile-repair agent)",
+    )
     r.add_argument("--samples", help="JSONL of candidates for --solver file")
     r.add_argument("--max-sandboxes", type=int, default=os.cpu_count() or 1)
     r.add_argument("--max-generations", type=int, default=16)
@@ -182,6 +191,26 @@ def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
     return {"model": alias, "provider": mc.provider, "base_url": mc.base_url or ""}
 
 
+def _parse_solver(text: str) -> str:
+    if text in ("generate", "reference", "file") or re.fullmatch(r"[\w.]+:\w+", text):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r}: expected generate, reference, file or MODULE:FACTORY"
+    )
+
+
+def _solver_factory(spec: str) -> Callable[..., Any]:
+    """Import a solver factory named MODULE:NAME (by name: codegen_eval never imports agents)."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise CliError(f"--solver {spec}: cannot load it ({exc})") from None
+    if not callable(factory):
+        raise CliError(f"--solver {spec}: {attr} is not callable")
+    return cast(Callable[..., Any], factory)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from codegen_eval.report import print_table, render_html, summarize
     from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
@@ -194,13 +223,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     if max(args.k) > args.n:
         print(f"note: pass@k for k > n={args.n} is not defined and shows as —", file=sys.stderr)
     tasks = _tasks(args)
+    uses_model = args.solver == "generate" or ":" in args.solver
     header: dict[str, Any] = {
         "solver": args.solver,
-        "model": args.model if args.solver == "generate" else "",
+        "model": args.model if uses_model else "",
     }
-    if args.solver == "generate":
+    if ":" in args.solver:
         header.update(_model_preflight(args.model, args.base_url))
-        solver: Any = GenerateSolver(
+        factory = _solver_factory(args.solver)
+        options = {"model": args.model, "temperature": args.temperature,
+                   "max_tokens": args.max_tokens, "seed": args.seed}  # fmt: skip
+        options = {k: v for k, v in options.items() if v is not None}  # factory defaults
+        tasks = [factory(task, **options) for task in tasks]
+        if any(t.solver is None for t in tasks):
+            raise CliError(f"--solver {args.solver}: the factory left a task without a solver")
+        solver: Any = None  # each task brings its own
+    elif args.solver == "generate":
+        header.update(_model_preflight(args.model, args.base_url))
+        solver = GenerateSolver(
             args.model, temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed
         )
     elif args.solver == "reference":
@@ -209,7 +249,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not args.samples:
             raise CliError("--solver file needs --samples FILE")
         solver = FileSolver(args.samples)
-    header["options"] = solver.describe() | {
+    described = solver.describe() if solver is not None else {"factory": args.solver}
+    header["options"] = described | {
         "limit": args.limit,
         "filter": args.filter,
         "max_sandboxes": args.max_sandboxes,

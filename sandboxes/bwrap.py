@@ -1,7 +1,7 @@
 """The default backend: bubblewrap entered as an unprivileged uid.
 
-Launch order (see docs/sandboxes.md and FACTS.md): fork; in the child, while still root,
-join the per-run cgroup and set rlimits, then drop groups, gid and uid to the sandbox uid;
+Launch order (see docs/sandboxes.md and FACTS.md): the C launcher (launcher.c) forks; in
+its child, while still root, join the per-run cgroup and set rlimits, then drop groups, gid and uid to the sandbox uid;
 exec bwrap, which builds an unprivileged user namespace with every other namespace unshared
 (no network), a read-only view of the system directories, a private /tmp, the run directory
 as the only writable host path, all capabilities dropped, a new session (no TIOCSTI into our

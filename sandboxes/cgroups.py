@@ -2,8 +2,8 @@
 else the v1 hierarchies (this machine kind is a v1 hybrid: memory, pids, cpu, cpuacct
 writable, the unified mount without controllers).
 
-A `RunCgroup` is created before the payload starts; the child joins it from `preexec_fn`
-(while still root) so nothing it forks can escape; after the run it reports peak memory,
+A `RunCgroup` is created before the payload starts; the launcher's child joins it (while still
+root, before exec) so nothing it forks can escape; after the run it reports peak memory,
 OOM kills, pids-limit hits and CPU time, kills whatever is left and removes itself.
 """
 

@@ -39,7 +39,7 @@ _SKIP = re.compile(
     r"__down\w*|down\w*|rwsem_\w+|_raw_spin_\w+|__might_sleep|__might_resched|"
     r"__might_fault|might_fault|__cond_resched|lock_acquire|__lock_acquire|"
     r"wait_for_completion\w*|__wait_for_common|do_wait_for_common|"
-    r"entry_SYSCALL_64\w*|do_syscall_64|__x64_sys_\w+|ksys_\w+|vfs_\w+|"
+    r"entry_SYSCALL_64\w*|do_syscall_64|x64_sys_call|ksys_\w+|vfs_\w+|"
     r"proc_reg_\w+|pde_\w+|full_proxy_\w+|"
     r"ret_from_fork\w*|kthread|worker_thread|process_one_work|"
     r"watchdog_timer_fn|__hrtimer_run_queues|hrtimer_interrupt|__run_hrtimer|"

@@ -50,3 +50,31 @@ def test_kernel_agent_cli_rejects_unknown_bug(capsys) -> None:
     assert kernel_cli.main(["fix", "no-such-bug"]) == 2
     assert "unknown bug" in capsys.readouterr().out
     assert kernel_cli.main(["bench", "--tier", "99"]) == 2
+
+
+def test_codegen_eval_run_takes_the_repair_agent_as_solver(
+    scripted_sync: ScriptedServer, tmp_path: Path
+) -> None:
+    """`codegen-eval run --solver agents.repair:with_repair`: the core CLI loads the agent by
+    name (codegen_eval never imports agents) and each task runs with its repair solver."""
+    from codegen_eval import cli as eval_cli
+
+    log = tmp_path / "e.jsonl"
+    argv = ["run", "--suite", "verilog", "--filter", "p01_*", "--model", "scripted",
+            "--solver", "agents.repair:with_repair", "--log", str(log), "--no-progress"]  # fmt: skip
+    assert eval_cli.main(argv) == 0
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert records[0]["solver"] == "agents.repair:with_repair"
+    scores = [r for r in records if r["type"] == "score"]
+    assert len(scores) == 1 and scores[0]["status"] == "pass", scores
+    assert scores[0]["candidate"]["failure_history"] == ["compile_error:syntax", "pass"]
+    assert len(scripted_sync.requests) == 2  # a broken first draft, then the repaired one
+
+
+def test_codegen_eval_rejects_a_solver_it_cannot_load(tmp_path: Path, capsys) -> None:
+    from codegen_eval import cli as eval_cli
+
+    argv = ["run", "--suite", "verilog", "--limit", "1", "--solver", "no_such_module:factory",
+            "--log", str(tmp_path / "x.jsonl")]  # fmt: skip
+    assert eval_cli.main(argv) != 0
+    assert "cannot load" in capsys.readouterr().err

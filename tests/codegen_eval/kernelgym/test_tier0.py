@@ -1,0 +1,76 @@
+"""Tier 0 end to end: every bundled module bug crashes Debian's kernel with its expected title
+when unpatched, and its developer fix resolves it (K clean runs, clean end of boot)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codegen_eval.kernelgym import KernelGym, Outcome, RunConfig, Scorer, bundled_bugs
+
+TIER0 = bundled_bugs(tier=0)
+
+
+@pytest.fixture(scope="module")
+def scorer() -> Scorer:
+    return Scorer(RunConfig(runs=2, accel="auto"))
+
+
+@pytest.mark.parametrize("bug", TIER0, ids=lambda b: b.id)
+async def test_bug_reproduces_then_fix_resolves(bug, scorer: Scorer) -> None:  # type: ignore[no-untyped-def]
+    base = await scorer.score(bug, "")
+    assert base.outcome is Outcome.REPRODUCED, base.detail + base.console_excerpt[-3000:]
+    assert base.title == bug.expected_title
+    assert base.matches_expected
+    assert bug.kgym["module"] in base.console_excerpt  # the report points into the module
+
+    fixed = await scorer.score(bug, bug.developer_patch)
+    assert fixed.outcome is Outcome.RESOLVED, fixed.detail + fixed.console_excerpt[-3000:]
+    assert fixed.completed_runs == 2
+    assert fixed.crashes == []
+
+
+async def test_environment_api_records_every_step(tmp_path: Path) -> None:
+    log = tmp_path / "steps.jsonl"
+    env = KernelGym(runs=2, log_path=log)
+    obs = await env.areset("t0-null-deref")
+    assert obs.title == "BUG: kernel NULL pointer dereference in kgym_null_write"
+    assert "kgym_null_write" in obs.crash_report
+    assert obs.files == ["Makefile", "kgym_null.c"]
+    body = obs.source.read_function("kgym_null_write")
+    assert body is not None and body.startswith("// kgym_null.c:") and "e->value++" in body
+    assert "kgym_null_lookup" in obs.source.read_file("kgym_null.c", 1, 200)
+
+    # A patch against lines that do not exist.
+    res = await env.astep("--- a/kgym_null.c\n+++ b/kgym_null.c\n@@ -1,1 +1,1 @@\n-nope\n+x\n")
+    assert res.outcome is Outcome.APPLY_FAILED
+
+    # A patch that does not compile: the compiler's error comes back.
+    src = obs.source.read_file("kgym_null.c").splitlines()
+    n = src.index("\te->value++;") + 1
+    res = await env.astep(
+        f"--- a/kgym_null.c\n+++ b/kgym_null.c\n@@ -{n},1 +{n},1 @@\n-\te->value++;\n+\te->vlaue++;\n"
+    )
+    assert res.outcome is Outcome.BUILD_FAILED and "vlaue" in res.detail
+
+    # A module whose init fails: the kernel boots but the bug cannot even be exercised.
+    m = src.index("\tif (!proc_create(\"kgym_null\", 0222, NULL, &kgym_null_ops))") + 1
+    res = await env.astep(
+        f"--- a/kgym_null.c\n+++ b/kgym_null.c\n@@ -{m},1 +{m},1 @@\n"
+        f"-\tif (!proc_create(\"kgym_null\", 0222, NULL, &kgym_null_ops))\n"
+        f"+\tif (1)\n"
+    )
+    assert res.outcome is Outcome.BOOT_ERROR and "insmod" in res.detail
+
+    res = await env.astep(env.bugs["t0-null-deref"].developer_patch)
+    assert res.outcome is Outcome.RESOLVED and env.solved
+    env.close()
+
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["reset", "step", "step", "step", "step"]
+    assert [e["result"]["outcome"] for e in events[1:]] == [
+        "apply_failed", "build_failed", "boot_error", "resolved"
+    ]
+    assert events[0]["observation"]["baseline"]["outcome"] == "reproduced"
