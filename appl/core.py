@@ -46,6 +46,7 @@ from appl.future import GenFuture
 from appl.identity import CallSite, display_file
 from appl.prompt import PromptContext, PromptStr, PromptText, RoleText, fstring
 from appl.runtime import GenOptions, Runtime
+from appl.runtime import _current_runtime as _runtime  # one context variable, owned there
 from appl.tools import Tool, as_tools
 from appl.types import Message, Role
 
@@ -70,9 +71,6 @@ class Frame:
 
 
 _frame: contextvars.ContextVar[Frame | None] = contextvars.ContextVar("appl_frame", default=None)
-_runtime: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar(
-    "appl_runtime", default=None
-)
 
 
 def _current_frame(what: str) -> Frame:

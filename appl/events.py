@@ -30,7 +30,7 @@ EventKind = Literal[
     "return",  # a @ppl function returned (data: function, path, ok)
     "gen_request",  # inputs resolved, request about to be sent (data: request, options)
     "gen_response",  # the model answered (data: text, tool_calls, usage, latency_s, retries)
-    "gen_error",  # a gen failed (data: error type and message)
+    "gen_error",  # a gen failed (data: type, message, path; call: its latest request, if any)
     "format_retry",  # a structured reply failed validation and is retried (data: error)
     "tool_call",  # a tool is about to run (data: name, arguments, id)
     "tool_result",  # a tool finished (data: name, id, ok, content, duration_s)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError, dataclass
 from typing import Any
 
 from appl.types import GenRequest
@@ -38,13 +38,75 @@ class CallSite:
     occurrence: int
 
 
-@dataclass(frozen=True, slots=True)
 class CallIdentity:
+    """The identity of one model request (immutable; compared and hashed on all five fields).
+
+    `request_hash` is computed on first use: hashing the canonical JSON of every request
+    costs more than the rest of the runtime's work per gen, and without a tracer or a replay
+    resolver nothing reads it.
+    """
+
+    __slots__ = ("_request", "_request_hash", "occurrence", "path", "site", "step")
+    __match_args__ = ("site", "path", "occurrence", "step", "request_hash")
+
     site: str
     path: str
     occurrence: int
     step: int
-    request_hash: str
+
+    def __init__(self, site: str, path: str, occurrence: int, step: int, request_hash: str):
+        init = object.__setattr__
+        init(self, "site", site)
+        init(self, "path", path)
+        init(self, "occurrence", occurrence)
+        init(self, "step", step)
+        init(self, "_request_hash", request_hash)
+        init(self, "_request", None)
+
+    @classmethod
+    def _for_request(
+        cls, site: str, path: str, occurrence: int, step: int, request: GenRequest
+    ) -> CallIdentity:
+        identity = cls(site, path, occurrence, step, "")
+        object.__setattr__(identity, "_request_hash", None)
+        object.__setattr__(identity, "_request", request)
+        return identity
+
+    @property
+    def request_hash(self) -> str:
+        value = self._request_hash
+        if value is None:
+            value = request_hash(self._request)
+            object.__setattr__(self, "_request_hash", value)
+            object.__setattr__(self, "_request", None)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple[str, str, int, int, str]:
+        return (self.site, self.path, self.occurrence, self.step, self.request_hash)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"CallIdentity(site={self.site!r}, path={self.path!r}, "
+            f"occurrence={self.occurrence!r}, step={self.step!r}, "
+            f"request_hash={self.request_hash!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CallIdentity, self._fields())
 
     @property
     def key(self) -> str:
@@ -97,10 +159,6 @@ def request_hash(request: GenRequest) -> str:
 
 def compute_call_identity(site: CallSite, request: GenRequest, step: int = 0) -> CallIdentity:
     """THE identity function: everything that names a model call goes through here."""
-    return CallIdentity(
-        site=f"{site.file}:{site.line}",
-        path=site.path,
-        occurrence=site.occurrence,
-        step=step,
-        request_hash=request_hash(request),
+    return CallIdentity._for_request(
+        f"{site.file}:{site.line}", site.path, site.occurrence, step, request
     )

@@ -91,6 +91,28 @@ def default_alias(alias: str | None) -> str:
     return get_config().model(None).alias
 
 
+# --- the current run ----------------------------------------------------------------------
+
+# The run the current code belongs to (set by a top-level @ppl call; gen tasks inherit it).
+_current_runtime: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar(
+    "appl_runtime", default=None
+)
+
+
+def current_runtime() -> Runtime | None:
+    """The `Runtime` of the run the calling code belongs to (None outside any run).
+
+    Gen tasks inherit it, so a model resolver can tell which run a call belongs to
+    (`current_runtime().run_id`)."""
+    return _current_runtime.get()
+
+
+def current_run_id() -> str | None:
+    """The id of the current run (as in its events' `run_id`), or None outside any run."""
+    runtime = _current_runtime.get()
+    return runtime.run_id if runtime is not None else None
+
+
 # --- gen options --------------------------------------------------------------------------
 
 
@@ -194,8 +216,9 @@ class Runtime:
     async def _run_gen(
         self, fut: GenFuture, items: tuple[tuple[Role, Part], ...], options: GenOptions
     ) -> None:
+        last: list[CallIdentity] = []  # the identity of the latest request, once there is one
         try:
-            result = await self._execute(fut, items, options)
+            result = await self._execute(fut, items, options, last)
         except asyncio.CancelledError:
             fut._set_exception(asyncio.CancelledError(f"gen {fut.site.path} was cancelled"))
             fut._retrieved = True  # a cancelled gen is not an unread failure
@@ -203,16 +226,24 @@ class Runtime:
         except Exception as exc:
             fut._set_exception(exc)
             self.failed.append(fut)
-            events.emit(
-                "gen_error",
-                self.run_id,
-                {"type": type(exc).__name__, "message": str(exc), "path": fut.site.path},
-            )
+            if events.has_listeners():
+                # `call` is the identity of the gen's latest request (None when it failed
+                # before sending any, e.g. because an input gen failed)
+                events.emit(
+                    "gen_error",
+                    self.run_id,
+                    {"type": type(exc).__name__, "message": str(exc), "path": fut.site.path},
+                    last[-1] if last else None,
+                )
         else:
             fut._set_result(result)
 
     async def _execute(
-        self, fut: GenFuture, items: tuple[tuple[Role, Part], ...], options: GenOptions
+        self,
+        fut: GenFuture,
+        items: tuple[tuple[Role, Part], ...],
+        options: GenOptions,
+        last: list[CallIdentity],
     ) -> GenResult:
         site = fut.site
         for dep in snapshot_pending(items):  # dataflow: wait for the inputs, in the background
@@ -245,6 +276,7 @@ class Runtime:
                 extra=dict(options.extra),
             )
             identity = compute_call_identity(site, request, step)
+            last[:] = (identity,)
             response = await self._call_model(options, request, identity, on_text)
             step += 1
             if response.tool_calls and options.tools:

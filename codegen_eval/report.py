@@ -143,11 +143,16 @@ def print_table(
 
     console = console or Console()
     any_speed = any(g.speedup_at for g in summary)
+    # Skipped candidates (e.g. CUDA runs with no GPU) are not in n or pass@k; show them so a
+    # row of zeros never reads as "nothing was there".
+    any_skipped = any(g.skipped for g in summary)
     table = Table(title="codegen-eval results", show_lines=False)
     table.add_column("suite")
     table.add_column("language/variant")
     table.add_column("problems", justify="right")
     table.add_column("n", justify="right")
+    if any_skipped:
+        table.add_column("skipped", justify="right")
     for k in ks:
         table.add_column(f"pass@{k}", justify="right")
     if any_speed:
@@ -161,6 +166,8 @@ def print_table(
             str(g.problems),
             str(g.candidates),
         ]
+        if any_skipped:
+            row.append(str(g.skipped) if g.skipped else "")
         row += [_fmt(g.pass_at.get(k)) for k in ks]
         if any_speed:
             row += [_fmt(g.speedup_at.get(k), 2) for k in ks]
@@ -261,7 +268,7 @@ def render_html(
     out.append(
         '<table id="results"><thead><tr><th class="l">suite</th><th class="l">language/variant</th>'
     )
-    out.append("<th>problems</th><th>n</th>")
+    out.append("<th>problems</th><th>n</th><th>skipped</th>")
     out += [f"<th>pass@{k}</th>" for k in ks]
     if any_speed:
         out += [f"<th>speedup@{k}</th><th>efficiency@{k}</th>" for k in ks]
@@ -270,6 +277,7 @@ def render_html(
         cls = ' class="suite"' if g.label == "(all)" else ""
         cells = [f'<td class="l">{_esc(g.suite)}</td>', f'<td class="l">{_esc(g.label)}</td>']
         cells += [f"<td>{g.problems}</td>", f"<td>{g.candidates}</td>"]
+        cells.append(f"<td>{g.skipped or ''}</td>")
         cells += [f"<td>{_fmt(g.pass_at.get(k))}</td>" for k in ks]
         if any_speed:
             cells += [

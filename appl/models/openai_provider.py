@@ -26,7 +26,12 @@ from appl.errors import (
     RateLimitError,
     ServerError,
 )
+from appl.models._http import make_http_client
 from appl.types import Choice, GenRequest, GenResponse, TextCallback, ToolCall, Usage
+
+# The most idle keep-alive connections kept per model (the openai client's own default).
+MAX_KEEPALIVE = 100
+_JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 class OpenAIModel:
@@ -55,16 +60,20 @@ class OpenAIModel:
             # One knob for every phase: on a loaded machine even a localhost connect can wait
             # seconds for the event loop when a thousand calls start at once.
             timeout = httpx2.Timeout(self.config.timeout_s)
-            # Keep as many idle connections as we may have requests in flight, so bursts
-            # reuse connections instead of reconnecting (the client's default keeps 100).
+            # Bursts reuse idle keep-alive connections instead of reconnecting, but not
+            # too many are kept: httpcore's pool checks every idle connection each time a
+            # request starts or ends, so its cost per request grows with the pool.
             slots = self.config.max_concurrency
-            limits = httpx2.Limits(max_connections=max(slots, 100), max_keepalive_connections=slots)
             self._client = openai.AsyncOpenAI(
                 base_url=base_url,
                 api_key=self.config.resolve_api_key(),
                 max_retries=0,
                 timeout=timeout,
-                http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout),
+                http_client=make_http_client(
+                    timeout=timeout,
+                    max_connections=max(slots, MAX_KEEPALIVE),
+                    max_keepalive=min(slots, MAX_KEEPALIVE),
+                ),
             )
         return self._client
 
@@ -98,16 +107,30 @@ class OpenAIModel:
             kwargs["extra_body"] = extra
         return kwargs
 
+    def request_body(self, request: GenRequest) -> bytes:
+        """The JSON body `chat.completions.create(**request_kwargs(request))` would send."""
+        kwargs = self.request_kwargs(request)
+        body = {**kwargs, **kwargs.pop("extra_body", {})}
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
     async def generate(
         self, request: GenRequest, *, on_text: TextCallback | None = None
     ) -> GenResponse:
         client = await self._get_client()
-        kwargs = self.request_kwargs(request)
         try:
             if request.stream:
-                return await self._stream(client, kwargs, on_text)
-            completion = await client.chat.completions.create(**kwargs)
-            return _from_completion(completion)
+                return await self._stream(client, self.request_kwargs(request), on_text)
+            # The client's own POST (base URL, auth, headers, timeouts, APIStatusError on
+            # non-2xx), cast to the raw httpx response: the completion is read from the JSON
+            # directly instead of being validated into pydantic objects first (which cost
+            # more CPU than the rest of the request on a busy machine).
+            response = await client.post(
+                "/chat/completions",
+                cast_to=httpx2.Response,
+                content=self.request_body(request),
+                options={"headers": _JSON_HEADERS},
+            )
+            return _from_json(json.loads(response.content))
         except ModelError:
             raise
         except Exception as exc:
@@ -219,30 +242,49 @@ class OpenAIModel:
         raise exc  # not a model failure (e.g. a bug, or an on_text callback's own error)
 
 
-def _from_completion(completion: Any) -> GenResponse:
-    if not getattr(completion, "choices", None):
-        raise BadResponseError(f"the server's answer has no choices: {str(completion)[:200]}")
-    choices = []
-    for choice in completion.choices:
-        message = choice.message
-        calls = tuple(
-            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-            for c in (message.tool_calls or ())
-            if getattr(c, "function", None) is not None
+def _from_json(data: Any) -> GenResponse:
+    """A chat.completion JSON object -> GenResponse (BadResponseError when it is not one)."""
+    choices_data = data.get("choices") if isinstance(data, dict) else None
+    if not choices_data or not isinstance(choices_data, list):
+        raise BadResponseError(f"the server's answer has no choices: {str(data)[:200]}")
+    try:
+        choices = []
+        for choice in choices_data:
+            message = choice.get("message") or {}
+            calls = tuple(
+                ToolCall(
+                    id=str(c.get("id") or ""),
+                    name=str(function.get("name") or ""),
+                    arguments=function.get("arguments") or "",
+                )
+                for c in (message.get("tool_calls") or ())
+                if isinstance(function := c.get("function"), dict)
+            )
+            choices.append(
+                Choice(
+                    text=message.get("content") or "",
+                    tool_calls=calls,
+                    finish_reason=choice.get("finish_reason"),
+                )
+            )
+        usage = data.get("usage")
+        first = choices[0]
+        return GenResponse(
+            text=first.text,
+            tool_calls=first.tool_calls,
+            finish_reason=first.finish_reason,
+            usage=(
+                Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+                if usage
+                else Usage()
+            ),
+            model=data.get("model") or "",
+            choices=tuple(choices),
         )
-        choices.append(
-            Choice(text=message.content or "", tool_calls=calls, finish_reason=choice.finish_reason)
-        )
-    usage = completion.usage
-    first = choices[0]
-    return GenResponse(
-        text=first.text,
-        tool_calls=first.tool_calls,
-        finish_reason=first.finish_reason,
-        usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
-        model=completion.model or "",
-        choices=tuple(choices),
-    )
+    except (AttributeError, TypeError) as exc:  # a field of the wrong JSON type
+        raise BadResponseError(
+            f"the server's answer is not a valid completion: {exc}: {str(data)[:200]}"
+        ) from exc
 
 
 def _error_detail(exc: openai.APIStatusError) -> str:

@@ -454,6 +454,8 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _default(value: ReplyValue, body: dict[str, Any]) -> Reply:
+    if isinstance(value, str):  # the common case, without building a throwaway Rule
+        return Reply(content=value)
     return Rule(reply=value).produce(body, None)
 
 

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from appl import errors
 from appl.errors import ApplError, BudgetExceededError, ReplayMissError
 from appl.identity import CallIdentity
-from appl.runtime import use_model_resolver
+from appl.runtime import current_run_id, use_model_resolver
 from appl.trace._format import Trace, read_trace
 from appl.types import GenRequest, GenResponse, ModelAPI, TextCallback, ToolCall, Usage
 
@@ -86,8 +86,16 @@ def collect_calls(trace: Trace) -> list[Recorded]:
                 item.response = data
             else:
                 item.error = {"type": "BudgetExceededError", **data}
+        elif kind == "gen_error" and call:
+            # the identity of the gen's latest request: pair exactly (when that request was
+            # already answered, the error came after it, e.g. a failed validation: nothing
+            # to pair)
+            key = f"{call['path']}#{call['occurrence']}.{call['step']}"
+            item = open_.pop((run, key, call["request_hash"]), None)
+            if item is not None:
+                item.error = {"type": data.get("type"), "message": data.get("message")}
         elif kind == "gen_error":
-            # gen_error names only the gen's path: give it to that gen's unanswered request
+            # older traces name only the gen's path: give it to that gen's unanswered request
             path = data.get("path")
             for k, item in reversed(list(open_.items())):
                 if item.run == run and item.call["path"] == path:
@@ -293,10 +301,7 @@ class Replayer:
         self.live_calls: list[str] = []  # keys sent to the live model (lenient misses)
 
     def __call__(self, alias: str | None, identity: CallIdentity) -> ModelAPI:
-        from appl.core import _runtime  # the run a gen belongs to; its task inherits it
-
-        runtime = _runtime.get()
-        live_run = runtime.run_id if runtime is not None else "?"
+        live_run = current_run_id() or "?"  # the run a gen belongs to; its task inherits it
         item = self.index.find(live_run, identity)
         if item is not None:
             delay = self._rng.uniform(0.0, self.jitter_s) if self.jitter_s else 0.0
