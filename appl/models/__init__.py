@@ -17,13 +17,16 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from appl.config import ModelConfig, get_config
 from appl.errors import ConfigError
 from appl.models._limits import RequestRateLimiter, TokenBucket
 from appl.models._managed import ManagedModel
-from appl.models.openai_provider import OpenAIModel
 from appl.types import ModelAPI
+
+if TYPE_CHECKING:
+    from appl.models.openai_provider import OpenAIModel
 
 __all__ = [
     "ManagedModel",
@@ -38,6 +41,23 @@ __all__ = [
 ProviderFactory = Callable[[ModelConfig], ModelAPI]
 
 
+def __getattr__(name: str) -> Any:
+    # `OpenAIModel` is imported on first use: the openai package takes about half a second
+    # to import, and `import appl` should not pay for it before any model is used.
+    if name == "OpenAIModel":
+        from appl.models.openai_provider import OpenAIModel
+
+        return OpenAIModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _openai_provider(config: ModelConfig) -> ModelAPI:
+    """Any OpenAI-compatible server (appl.models.openai_provider, imported when first used)."""
+    from appl.models.openai_provider import OpenAIModel
+
+    return OpenAIModel(config)
+
+
 def _local_provider(config: ModelConfig) -> ModelAPI:
     """The embedded llama.cpp server (see appl.local.provider), imported only when used."""
     from appl.local.provider import make_local_model
@@ -45,7 +65,7 @@ def _local_provider(config: ModelConfig) -> ModelAPI:
     return make_local_model(config)
 
 
-_providers: dict[str, ProviderFactory] = {"openai": OpenAIModel, "local": _local_provider}
+_providers: dict[str, ProviderFactory] = {"openai": _openai_provider, "local": _local_provider}
 _lock = threading.Lock()
 # loop (or None outside any loop) -> alias -> the model built for that alias's current config
 _cache: weakref.WeakKeyDictionary[object, dict[str, ManagedModel]] = weakref.WeakKeyDictionary()

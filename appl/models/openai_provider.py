@@ -221,6 +221,11 @@ class OpenAIModel:
             error = cls(text, **kw)
             error.detail = detail  # type: ignore[attr-defined]  # the retry policy's "last: ..."
             return error
+        if (dropped := _dropped_connection(exc)) is not None:
+            return ModelConnectionError(
+                f"model {alias!r}: connection failed: {type(dropped).__name__}: {dropped}",
+                model=alias,
+            )
         if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
             return ModelTimeoutError(
                 f"model {alias!r}: no answer within {self.config.timeout_s:g}s", model=alias
@@ -285,6 +290,24 @@ def _from_json(data: Any) -> GenResponse:
         raise BadResponseError(
             f"the server's answer is not a valid completion: {exc}: {str(data)[:200]}"
         ) from exc
+
+
+def _dropped_connection(exc: BaseException) -> BaseException | None:
+    """The aiohttp error behind `exc` when the server closed the connection, else None.
+
+    openai's aiohttp transport reports a server that hung up (aiohttp's
+    ServerDisconnectedError, ClientOSError...) as httpx2.ConnectTimeout; it is a connection
+    failure, and must not read as "no answer within the timeout".
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if type(cause).__module__.startswith("aiohttp") and "Timeout" not in type(cause).__name__:
+            if any(c.__name__ == "ClientConnectionError" for c in type(cause).__mro__):
+                return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _error_detail(exc: openai.APIStatusError) -> str:

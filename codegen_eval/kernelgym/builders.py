@@ -346,7 +346,7 @@ class KernelTree:
                 BuildStatus.OK, log, {"kernel": self.pristine}, time.monotonic() - start
             )
 
-    def build_patched(self, patches: list[str] | str) -> BuildResult:
+    def build_patched(self, patches: list[str] | str, *, use_cache: bool = True) -> BuildResult:
         """Apply `patches` in order (e.g. an injected bug, then a candidate fix), build
         incrementally, keep a copy of vmlinux (cached by the patches), revert in reverse order.
         The tree is locked for the whole cycle: one patched build at a time. Reverting changes
@@ -357,7 +357,7 @@ class KernelTree:
             return base
         start = time.monotonic()
         cached = self.root / "kernels" / self.build_dir.name / _digest(*todo) / "bzImage"
-        if cached.exists():
+        if use_cache and cached.exists():
             return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, True)
         with file_lock(self._lock):
             applied: list[str] = []

@@ -9,6 +9,7 @@ decided outside the guest by an unguessable token, not by trusting console text.
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import tempfile
 from dataclasses import dataclass, field
@@ -45,6 +46,14 @@ class RunResult:
     module_loaded: bool = True
     completed_runs: int = 0
     finished: bool = False  # all K runs done and the kernel alive (nonce seen)
+    guest_boot_s: float | None = None  # guest uptime when /init started
+
+    @property
+    def boot_s(self) -> float | None:
+        """Wall time from QEMU start to /init: host time to first output + guest uptime."""
+        if self.guest_boot_s is None or self.vm.first_output_s is None:
+            return None
+        return self.vm.first_output_s + self.guest_boot_s
 
     @property
     def crash(self) -> CrashReport | None:
@@ -71,7 +80,7 @@ busybox mount -t proc proc /proc
 busybox mount -t sysfs sys /sys
 busybox mount -t devtmpfs dev /dev 2>/dev/null
 busybox mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-echo "KGYM-BOOTED"
+echo "KGYM-BOOTED uptime=$(busybox cut -d' ' -f1 /proc/uptime)"
 {module}i=1
 while [ $i -le {runs} ]; do
   echo "KGYM-RUN $i"
@@ -128,12 +137,14 @@ async def run_reproducer(
         )
         vm = await run_vm(spec)
     console = vm.console
+    up = re.search(r"KGYM-BOOTED uptime=([\d.]+)", console)
     return RunResult(
         vm=vm,
         crashes=parse_console(console),
         booted="KGYM-BOOTED" in console,
         module_loaded="KGYM-INSMOD-FAILED" not in console,
         completed_runs=console.count("KGYM-RUN-END "),
+        guest_boot_s=float(up.group(1)) if up else None,
         finished=f"KGYM-DONE {nonce}" in console
         and vm.status in (VMStatus.EXITED, VMStatus.STOPPED),
     )

@@ -46,7 +46,8 @@ class StepResult:
     detail: str = ""  # why: compiler errors, patch rejects, VM status
     console_excerpt: str = ""
     build_s: float = 0.0
-    run_s: float = 0.0
+    run_s: float = 0.0  # boot + K reproducer runs + shutdown
+    boot_s: float | None = None  # part of run_s until /init started
     vm_status: str | None = None
     completed_runs: int = 0
     crashes: list[dict[str, Any]] = field(default_factory=list)
@@ -101,8 +102,15 @@ def judge(run: RunResult, expected: str, runs: int) -> StepResult:
 class Scorer:
     """Knows where kernels and modules come from for each kind of bug."""
 
-    def __init__(self, config: RunConfig | None = None, *, kasan_config: str = "kasan-6.1") -> None:
+    def __init__(
+        self,
+        config: RunConfig | None = None,
+        *,
+        kasan_config: str = "kasan-6.1",
+        use_cache: bool = True,
+    ) -> None:
         self.config = config or RunConfig()
+        self.use_cache = use_cache  # False: really rebuild modules / patched kernels (benchmarks)
         self.kasan_fragment = CONFIG_DIR / f"{kasan_config}.config"
         self._tree: KernelTree | None = None
 
@@ -124,18 +132,20 @@ class Scorer:
         if kind == "module" and tier == 0:
             dk = debian_kernel()
             assert bug.source_dir is not None
-            res = ModuleBuilder(dk.headers, key=dk.release).build(bug.source_dir, patch)
+            res = ModuleBuilder(dk.headers, key=dk.release).build(
+                bug.source_dir, patch, use_cache=self.use_cache
+            )
             return res, dk.vmlinux(), res.artifacts.get("module")
         if kind == "module":
             base = self.tree.ensure_built()
             if not base.ok:
                 raise RuntimeError(f"tier-1 kernel build failed:\n{base.errors}")
             assert bug.source_dir is not None
-            res = self.tree.module_builder().build(bug.source_dir, patch)
+            res = self.tree.module_builder().build(bug.source_dir, patch, use_cache=self.use_cache)
             return res, base.artifacts["kernel"], res.artifacts.get("module")
         if kind == "tree":
             inject = self._inject_patch(bug)
-            res = self.tree.build_patched([inject, patch])
+            res = self.tree.build_patched([inject, patch], use_cache=self.use_cache)
             return res, res.artifacts.get("kernel"), None
         raise NotImplementedError(
             f"bug {bug.id}: kind {kind!r} needs a Linux checkout (see GitKernelBuilder)"
@@ -163,6 +173,7 @@ class Scorer:
         run = await run_reproducer(kernel, repro.artifacts["repro"], module, self.config)
         step = judge(run, expected, self.config.runs)
         step.build_s, step.run_s = build_s, time.monotonic() - t0
+        step.boot_s = run.boot_s
         return step
 
     async def check_baseline(self, bug: BugRecord) -> StepResult:

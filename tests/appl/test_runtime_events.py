@@ -12,6 +12,7 @@ from appl import (
     Event,
     GenRequest,
     GenResponse,
+    ServerError,
     add_listener,
     budget,
     gen,
@@ -21,6 +22,7 @@ from appl import (
     use_model_resolver,
 )
 from appl.identity import CallSite, compute_call_identity
+from appl.runtime import current_run_id
 from appl.testing import Rule
 from appl.types import Message, ToolCall
 
@@ -189,3 +191,31 @@ def test_a_failing_listener_warns_but_does_not_break_the_program() -> None:
 
     with listening(broken), pytest.warns(RuntimeWarning, match="listener bug"):
         events_module.emit("run_start", "r", {})
+
+
+async def test_gen_error_carries_the_identity_of_the_failed_request(scripted) -> None:
+    scripted([Rule(match="bad", faults=["500"] * 5, reply="never")], model={"max_retries": 0})
+    events: list[Event] = []
+    run_ids: list[str | None] = []
+
+    @ppl
+    async def program() -> None:
+        """Doc."""
+        run_ids.append(current_run_id())
+        "bad"
+        first = gen()
+        f"then {first}"
+        second = gen()  # fails without a request: its input failed
+        with pytest.raises(ServerError):
+            await second
+        with pytest.raises(ServerError):
+            await first
+
+    with listening(events.append):
+        await program()
+    request = next(e for e in events if e.kind == "gen_request")
+    failed = [e for e in events if e.kind == "gen_error"]
+    assert len(failed) == 2
+    assert failed[0].call == request.call and failed[0].data["path"] == request.call.path
+    assert failed[1].call is None
+    assert run_ids == [request.run_id] and current_run_id() is None

@@ -209,3 +209,39 @@ async def test_a_truncated_trace_still_replays_its_complete_calls(scripted, tmp_
     with replaying(cut):
         assert await program(ITEMS[:2]) == (["fine", "fine"], "fine")
     assert len(server.requests) == before
+
+
+@ppl
+async def two_questions() -> list[str]:
+    """Two gens on one line (same path, occurrences 0 and 1): the first fails fast."""
+    futures = []
+    for i in range(2):
+        f"question {i}"
+        futures.append(gen())
+    results = []
+    for future in futures:
+        try:
+            results.append(await future)
+        except ServerError:
+            results.append("error")
+    return results
+
+
+async def test_a_recorded_error_is_paired_with_its_own_request(scripted, tmp_path: Path) -> None:
+    # gen 0 fails while gen 1 (same path) is still waiting: the error must not be given to
+    # gen 1's request, which the path alone cannot tell apart
+    server = scripted(
+        [
+            Rule(match="question 1", reply="slow", latency=0.3),
+            Rule(match="question 0", faults=["500"] * 5, reply="never"),
+        ],
+        model={"max_retries": 0},
+    )
+    trace = tmp_path / "pair.jsonl"
+    with recording(trace):
+        assert await two_questions() == ["error", "slow"]
+    errors = [r for r in read_trace(trace).records if r.get("type") == "gen_error"]
+    assert len(errors) == 1 and errors[0]["call"]["occurrence"] == 0
+    with replaying(trace):
+        assert await two_questions() == ["error", "slow"]
+    assert len(server.requests) == 2

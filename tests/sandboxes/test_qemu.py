@@ -173,3 +173,32 @@ async def test_choose_accel_measures_once_and_caches(
     start = time.monotonic()
     assert await choose_accel(vmlinux) == accel
     assert time.monotonic() - start < 1.0  # answered from the cache, no boot
+
+
+async def test_cancellation_leaves_no_qemu_behind(vmlinux: Path, tmp_path: Path) -> None:
+    import asyncio
+    import uuid
+
+    tag = f"cancel-{uuid.uuid4().hex}.cpio"
+    initrd = build_initramfs(tmp_path / tag, "#!/bin/sh\nbusybox sleep 100\n")
+    task = asyncio.create_task(run_vm(VMSpec(vmlinux, initrd, accel="tcg", wall_s=90)))
+
+    def running() -> list[str]:
+        out = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if tag.encode() in (proc / "cmdline").read_bytes():
+                    out.append(proc.name)
+            except OSError:
+                continue
+        return out
+
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        if running():
+            break
+    assert running(), "QEMU did not start"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert running() == []

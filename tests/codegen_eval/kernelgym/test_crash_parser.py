@@ -88,12 +88,16 @@ def test_unreliable_frames_dropped_and_module_kept() -> None:
 
 
 def test_clean_console_has_no_crash() -> None:
-    console = "[    0.000000] Linux version 6.1.0\n[    1.2] Run /init as init process\nKGYM-DONE x\n"
+    console = (
+        "[    0.000000] Linux version 6.1.0\n[    1.2] Run /init as init process\nKGYM-DONE x\n"
+    )
     assert parse_console(console) == []
 
 
 def test_panic_without_report_is_its_own_crash() -> None:
-    console = "[    3.1] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)\n"
+    console = (
+        "[    3.1] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)\n"
+    )
     (crash,) = parse_console(console)
     assert crash.title == "kernel panic: VFS: Unable to mount root fs on unknown-block(0,0)"
 

@@ -56,10 +56,10 @@ async def test_environment_api_records_every_step(tmp_path: Path) -> None:
     assert res.outcome is Outcome.BUILD_FAILED and "vlaue" in res.detail
 
     # A module whose init fails: the kernel boots but the bug cannot even be exercised.
-    m = src.index("\tif (!proc_create(\"kgym_null\", 0222, NULL, &kgym_null_ops))") + 1
+    m = src.index('\tif (!proc_create("kgym_null", 0222, NULL, &kgym_null_ops))') + 1
     res = await env.astep(
         f"--- a/kgym_null.c\n+++ b/kgym_null.c\n@@ -{m},1 +{m},1 @@\n"
-        f"-\tif (!proc_create(\"kgym_null\", 0222, NULL, &kgym_null_ops))\n"
+        f'-\tif (!proc_create("kgym_null", 0222, NULL, &kgym_null_ops))\n'
         f"+\tif (1)\n"
     )
     assert res.outcome is Outcome.BOOT_ERROR and "insmod" in res.detail
@@ -71,6 +71,9 @@ async def test_environment_api_records_every_step(tmp_path: Path) -> None:
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert [e["event"] for e in events] == ["reset", "step", "step", "step", "step"]
     assert [e["result"]["outcome"] for e in events[1:]] == [
-        "apply_failed", "build_failed", "boot_error", "resolved"
+        "apply_failed",
+        "build_failed",
+        "boot_error",
+        "resolved",
     ]
     assert events[0]["observation"]["baseline"]["outcome"] == "reproduced"

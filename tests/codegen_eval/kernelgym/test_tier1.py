@@ -4,6 +4,8 @@ kernel's own code. Slow the first time (the kernel build), minutes after that.""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from codegen_eval.kernelgym import Outcome, RunConfig, Scorer, bundled_bugs
@@ -35,17 +37,25 @@ async def test_kasan_bug_reproduces_then_fix_resolves(bug, scorer: Scorer) -> No
 
 def test_tree_is_pristine_after_patched_builds(scorer: Scorer) -> None:
     for bug in TIER1:
-        if bug.kind == "tree":
-            for rel in bug.modified_files:
-                text = (scorer.tree.source / rel).read_text()
-                inject = (bug.base_dir / bug.kgym["inject"]).read_text()  # type: ignore[operator]
-                added = [ln[1:] for ln in inject.splitlines() if ln.startswith("+\t")]
-                assert added and not any(line in text for line in added)
+        if bug.kind != "tree":
+            continue
+        inject = (bug.base_dir / bug.kgym["inject"]).read_text()  # type: ignore[operator]
+        for args, want in ((["--forward"], 0), (["-R", "--force"], 1)):
+            proc = subprocess.run(
+                ["patch", "-p1", "--dry-run", "--batch", *args],
+                cwd=scorer.tree.source,
+                input=inject,
+                capture_output=True,
+                text=True,
+            )
+            # The injected bug still applies forward and does not apply in reverse.
+            assert (proc.returncode != 0) == bool(want), (bug.id, args, proc.stdout)
 
 
 async def test_tree_bug_source_view_shows_injected_code(scorer: Scorer) -> None:
-    env = KernelGym(bugs=[b for b in TIER1 if b.id == "t1-tree-groups-uaf"], runs=1,
-                    check_baseline=False)
+    env = KernelGym(
+        bugs=[b for b in TIER1 if b.id == "t1-tree-groups-uaf"], runs=1, check_baseline=False
+    )
     obs = await env.areset("t1-tree-groups-uaf")
     body = obs.source.read_function("__do_sys_setgroups") or obs.source.read_function(
         "SYSCALL_DEFINE2"
