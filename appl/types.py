@@ -126,6 +126,9 @@ class GenResponse:
     latency_s: float = 0.0  # wall time of the successful attempt
     retries: int = 0  # attempts that failed before this one
     cost_usd: float = 0.0
+    # True when the server reported no usage (e.g. llama.cpp's server while streaming) and the
+    # counts are estimates: deltas for completion tokens, ~4 characters a token for the prompt.
+    usage_estimated: bool = False
     # Every choice when n > 1 (choices[0] mirrors text/tool_calls/finish_reason); may be empty
     # for n == 1.
     choices: tuple[Choice, ...] = ()

@@ -29,22 +29,25 @@ LONG_PROMPT = "Summarise this code in one word.\n" + "\n".join(
 
 
 @ppl
-async def ask(prompt: str, max_tokens: int):
+async def ask(prompt: str, max_tokens: int, start: float) -> tuple[float, int]:
+    # The stream is read inside the @ppl function: a top-level call returns only when every
+    # gen of its run is done (structured concurrency), so chunks never reach an outer caller
+    # live.
     prompt
-    return gen(model="local", temperature=0, seed=1, max_tokens=max_tokens, stream=True)
+    first = 0.0
+    fut = gen(model="local", temperature=0, seed=1, max_tokens=max_tokens, stream=True)
+    deltas = 0
+    async for _chunk in fut:
+        deltas += 1
+        if not first:
+            first = time.perf_counter() - start
+    return first, deltas
 
 
 async def through_appl(prompt: str, max_tokens: int) -> tuple[float, float, int]:
     start = time.perf_counter()
-    first = 0.0
-    fut = await ask(prompt, max_tokens)
-    async for _chunk in fut:
-        if not first:
-            first = time.perf_counter() - start
-    result = await fut.result()
-    total = time.perf_counter() - start
-    assert result.response is not None
-    return first, total, result.response.usage.completion_tokens
+    first, deltas = await ask(prompt, max_tokens, start)
+    return first, time.perf_counter() - start, deltas
 
 
 async def direct(
@@ -55,13 +58,13 @@ async def direct(
     tokens = 0
     stream = await client.chat.completions.create(
         model="local", messages=[{"role": "user", "content": prompt}], temperature=0, seed=1,
-        max_tokens=max_tokens, stream=True, stream_options={"include_usage": True},
+        max_tokens=max_tokens, stream=True,
     )  # fmt: skip
     async for chunk in stream:
-        if chunk.choices and chunk.choices[0].delta.content and not first:
-            first = time.perf_counter() - start
-        if chunk.usage:
-            tokens = chunk.usage.completion_tokens
+        if chunk.choices and chunk.choices[0].delta.content:
+            tokens += 1  # llama.cpp sends one token per delta (and no usage on streams)
+            if not first:
+                first = time.perf_counter() - start
     return first, time.perf_counter() - start, tokens
 
 
@@ -72,7 +75,10 @@ async def main(rounds: int, model: str) -> None:
     server = shared_server(model)
     url = await asyncio.to_thread(server.start)
     client = openai.AsyncOpenAI(base_url=url, api_key="local", max_retries=0, timeout=600)
-    prompt_tokens = len(LONG_PROMPT) // 3  # rough, for the rate only; the server counts exactly
+    exact = await client.chat.completions.create(
+        model="local", messages=[{"role": "user", "content": LONG_PROMPT}], max_tokens=1
+    )
+    prompt_tokens = exact.usage.prompt_tokens if exact.usage else len(LONG_PROMPT) // 4
     rows: dict[str, dict[str, list[float]]] = {"direct": {}, "appl": {}}
     try:
         for _ in range(rounds):

@@ -16,6 +16,7 @@ import httpx2
 import openai
 import pydantic
 
+from appl.accounting import estimate_tokens
 from appl.config import ModelConfig
 from appl.errors import (
     BadResponseError,
@@ -144,7 +145,8 @@ class OpenAIModel:
         texts: dict[int, list[str]] = {}
         calls: dict[int, dict[int, dict[str, Any]]] = {}
         finish: dict[int, str | None] = {}
-        usage = Usage()
+        usage: Usage | None = None
+        deltas = 0  # servers send about one token per delta: the estimate when usage is absent
         model = ""
         stream = await client.chat.completions.create(stream=True, **kwargs)
         try:
@@ -158,6 +160,8 @@ class OpenAIModel:
                     index = choice.index
                     texts.setdefault(index, [])
                     delta = choice.delta
+                    if delta is not None and (delta.content or delta.tool_calls):
+                        deltas += 1
                     if delta is not None and delta.content:
                         texts[index].append(delta.content)
                         if index == 0 and on_text is not None:
@@ -193,6 +197,10 @@ class OpenAIModel:
             for i in sorted(texts)
         )
         first = choices[0]
+        estimated = usage is None
+        if usage is None:  # budgets and costs must not see a streamed call as free
+            prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in kwargs["messages"])
+            usage = Usage(prompt, deltas)
         return GenResponse(
             text=first.text,
             tool_calls=first.tool_calls,
@@ -200,6 +208,7 @@ class OpenAIModel:
             usage=usage,
             model=model,
             choices=choices,
+            usage_estimated=estimated,
         )
 
     def translate(self, exc: BaseException) -> ModelError:

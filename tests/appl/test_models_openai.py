@@ -138,3 +138,34 @@ async def test_get_model_is_cached_per_alias_and_refreshed_on_config_change(
     second = get_model()
     assert second is not first and second.config.base_url == server.base_url
     assert (await second.generate(ask("q"))).text == "two"
+
+
+async def test_a_stream_without_usage_is_estimated_not_free(scripted) -> None:
+    """llama.cpp's server sends no usage on streams: the call must not count as 0 tokens."""
+    from appl.models import get_model as _get_model
+    from appl.types import GenRequest as _Req
+    from appl.types import Message as _Msg
+
+    scripted(
+        [Rule(reply="one two three four five")], model={"capabilities": {"stream_usage": False}}
+    )
+    chunks: list[str] = []
+    response = await _get_model().generate(
+        _Req(model="scripted", messages=[_Msg("user", "count to five please")], stream=True),
+        on_text=chunks.append,
+    )
+    assert response.usage_estimated
+    assert response.usage.completion_tokens == len(chunks) > 1
+    assert response.usage.prompt_tokens > 0
+
+
+async def test_a_stream_with_usage_reports_it_exactly(scripted) -> None:
+    from appl.models import get_model as _get_model
+    from appl.types import GenRequest as _Req
+    from appl.types import Message as _Msg
+
+    scripted([Rule(reply="one two three")])
+    response = await _get_model().generate(
+        _Req(model="scripted", messages=[_Msg("user", "hi")], stream=True)
+    )
+    assert not response.usage_estimated and response.usage.completion_tokens > 0
