@@ -20,7 +20,7 @@ import fnmatch
 import os
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -442,4 +442,17 @@ def run_eval_sync(
 ) -> RunResult:
     """Blocking wrapper of `run_eval` for scripts and the CLI. Ctrl-C (or SIGTERM) cancels the
     run cleanly and raises KeyboardInterrupt; the log holds everything finished."""
-    return asyncio.run(_interruptible(run_eval(tasks, solver, log_path, config, resume=resume)))
+    return asyncio.run(
+        _interruptible(_closing_models(run_eval(tasks, solver, log_path, config, resume=resume)))
+    )
+
+
+async def _closing_models(run: Awaitable[RunResult]) -> RunResult:
+    """The sync wrapper owns its event loop, so it also closes the model clients the run
+    opened (an async caller of run_eval owns its loop and closes them itself)."""
+    from appl.models import close_models
+
+    try:
+        return await run
+    finally:
+        await close_models()

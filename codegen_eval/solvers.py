@@ -13,7 +13,6 @@ candidate the moment it exists.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from appl import SystemMessage, gen, ppl
 from codegen_eval.extract import extract_code
+from codegen_eval.readers._jsonl import jsonl_records
 from codegen_eval.types import Candidate, Sample
 
 SYSTEM_PROMPT = (
@@ -161,27 +161,18 @@ class FileSolver:
     def _load(self) -> None:
         if not self.path.exists():
             raise SamplesFileError(f"samples file not found: {self.path}")
-        with self.path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise SamplesFileError(f"{self.path}:{lineno}: not JSON ({exc.msg})") from None
-                sid = rec.get("sample_id", rec.get("task_id")) if isinstance(rec, dict) else None
-                if sid is None or not any(f in rec for f in ("code", "completion", "raw")):
-                    raise SamplesFileError(
-                        f"{self.path}:{lineno}: need sample_id (or task_id) and one of "
-                        "code / completion / raw"
-                    )
-                slots = self._by_sample.setdefault(str(sid), {})
-                index = int(rec.get("index", len(slots)))
-                if index in slots:
-                    raise SamplesFileError(
-                        f"{self.path}:{lineno}: duplicate index {index} for {sid}"
-                    )
-                slots[index] = rec
+        for lineno, rec in jsonl_records(self.path, SamplesFileError):
+            sid = rec.get("sample_id", rec.get("task_id")) if isinstance(rec, dict) else None
+            if sid is None or not any(f in rec for f in ("code", "completion", "raw")):
+                raise SamplesFileError(
+                    f"{self.path}:{lineno}: need sample_id (or task_id) and one of "
+                    "code / completion / raw"
+                )
+            slots = self._by_sample.setdefault(str(sid), {})
+            index = int(rec.get("index", len(slots)))
+            if index in slots:
+                raise SamplesFileError(f"{self.path}:{lineno}: duplicate index {index} for {sid}")
+            slots[index] = rec
 
     @property
     def sample_ids(self) -> list[str]:

@@ -16,13 +16,13 @@ Exit 0 passes. An assertion failure is wrong_answer; other failures use `failure
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
+from codegen_eval.readers._jsonl import jsonl_records
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Task
 
 _PREFIX_LANG = {"cpp": "cpp", "c++": "cpp", "c": "c", "python": "python", "humaneval": "python"}
@@ -57,30 +57,23 @@ def load_humaneval(
     if not p.exists():
         raise FileNotFoundError(f"HumanEval-style file not found: {p}")
     samples: list[Sample] = []
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise HumanEvalFormatError(f"{p}:{lineno}: not JSON ({exc.msg})") from None
-            missing = [f for f in ("task_id", "prompt", "test") if f not in rec]
-            if missing:
-                raise HumanEvalFormatError(f"{p}:{lineno}: missing field(s) {', '.join(missing)}")
-            lang = _language_of(rec, language)
-            entry = str(rec.get("entry_point", ""))
-            if lang == "python" and not entry:
-                raise HumanEvalFormatError(f"{p}:{lineno}: python problems need entry_point")
-            samples.append(
-                Sample(
-                    id=str(rec["task_id"]),
-                    input=str(rec["prompt"]),
-                    target=str(rec.get("canonical_solution", "")),
-                    metadata={"language": lang, "entry_point": entry, "prompt": rec["prompt"]},
-                    files={"test": str(rec["test"])},
-                )
+    for lineno, rec in jsonl_records(p, HumanEvalFormatError):
+        missing = [f for f in ("task_id", "prompt", "test") if f not in rec]
+        if missing:
+            raise HumanEvalFormatError(f"{p}:{lineno}: missing field(s) {', '.join(missing)}")
+        lang = _language_of(rec, language)
+        entry = str(rec.get("entry_point", ""))
+        if lang == "python" and not entry:
+            raise HumanEvalFormatError(f"{p}:{lineno}: python problems need entry_point")
+        samples.append(
+            Sample(
+                id=str(rec["task_id"]),
+                input=str(rec["prompt"]),
+                target=str(rec.get("canonical_solution", "")),
+                metadata={"language": lang, "entry_point": entry, "prompt": rec["prompt"]},
+                files={"test": str(rec["test"])},
             )
+        )
     return Task(
         name=name,
         dataset=samples,

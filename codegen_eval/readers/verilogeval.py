@@ -19,12 +19,12 @@ KNOWN_BAD and reported as excluded (with the reason) unless include_known_bad=Tr
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codegen_eval.readers._jsonl import jsonl_records
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer
 from codegen_eval.suites.verilog.tbgen import NONCE_PLUSARG, TAG, VERDICT_PREFIX
@@ -165,14 +165,7 @@ def read_v2(
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{n}: not JSON: {exc}") from exc
-    return rows
+    return [row for _, row in jsonl_records(path)]
 
 
 def read_v1(

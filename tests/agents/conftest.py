@@ -1,19 +1,13 @@
-"""`scripted`: real ScriptedServers playing the model (the idea of tests/appl/conftest.py).
-
-`scripted(rules, **server_kwargs)` starts a server and makes alias "scripted" the default
-model with test-friendly limits; at the end every model is closed, every server stopped and
-the config and usage totals restored.
-"""
+"""`scripted` for the agents' tests: appl's own fixture (appl.testing.pytest_plugin) with
+limits fit for real compile/simulate rounds, and unmatched requests failing loudly."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-from appl import accounting, config
-from appl.models import close_models
 from appl.testing import Rule, ScriptedServer
 
 MakeScripted = Callable[..., ScriptedServer]
@@ -31,24 +25,9 @@ TEST_MODEL: dict[str, Any] = {
 
 
 @pytest.fixture
-async def scripted() -> AsyncIterator[MakeScripted]:
-    saved = config.get_config()
-    servers: list[ScriptedServer] = []
-
+def scripted(scripted: MakeScripted) -> MakeScripted:
     def make(rules: Sequence[Rule] = (), **server_kwargs: Any) -> ScriptedServer:
         server_kwargs.setdefault("default_reply", None)  # an unmatched request fails loudly
-        server = ScriptedServer(rules, **server_kwargs).start()
-        servers.append(server)
-        spec = {**TEST_MODEL, "base_url": server.base_url}
-        config.configure(models={"scripted": spec}, default_model="scripted", budget={})
-        return server
+        return scripted(rules, model=TEST_MODEL, **server_kwargs)
 
-    accounting.reset_usage()
-    try:
-        yield make
-    finally:
-        await close_models()
-        for server in servers:
-            server.stop()
-        config.reset_config(saved)
-        accounting.reset_usage()
+    return make

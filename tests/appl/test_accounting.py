@@ -11,8 +11,8 @@ from appl.accounting import budget, current_usage, track_usage
 from appl.errors import BudgetExceededError
 from appl.models import get_model
 from appl.testing import Rule
+from appl.testing.pytest_plugin import MakeScripted
 from appl.types import GenRequest, Message
-from tests.appl.conftest import MakeScripted
 
 
 def ask(text: str = "q", **kw: object) -> GenRequest:

@@ -139,11 +139,19 @@ async def test_auto_tool_choice_is_emulated_and_yields_a_tool_call() -> None:
     tool = ToolSpec(
         name="get_weather",
         description="Current weather for a city.",
-        parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        parameters={
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
     )
     try:
         resp = await get_model("local").generate(
-            _req("Use the get_weather tool to look up the weather in Paris.", tools=[tool], max_tokens=60)
+            _req(
+                "Use the get_weather tool to look up the weather in Paris.",
+                tools=[tool],
+                max_tokens=60,
+            )
         )
     finally:
         await close_models()

@@ -17,8 +17,8 @@ from appl.errors import (
 )
 from appl.models import get_model
 from appl.testing import Rule
+from appl.testing.pytest_plugin import MakeScripted
 from appl.types import GenRequest, Message
-from tests.appl.conftest import MakeScripted
 
 
 def ask(text: str, **kw: object) -> GenRequest:

@@ -8,8 +8,8 @@ import time
 
 from appl.models import TokenBucket, get_model
 from appl.testing import Rule
+from appl.testing.pytest_plugin import MakeScripted
 from appl.types import GenRequest, Message
-from tests.appl.conftest import MakeScripted
 
 
 def ask(text: str = "q", **kw: object) -> GenRequest:

@@ -9,8 +9,8 @@ import pydantic
 from appl.accounting import current_usage
 from appl.models import get_model
 from appl.testing import Rule
+from appl.testing.pytest_plugin import MakeScripted
 from appl.types import GenRequest, Message, ToolSpec
-from tests.appl.conftest import MakeScripted
 
 
 def ask(text: str, **kw: object) -> GenRequest:

@@ -113,9 +113,7 @@ def test_mpirun_rank_killed_by_signal_is_a_crash_not_an_exit_code() -> None:
         "(Segmentation fault).\n"
     )
     assert (
-        classify_exec(
-            ExecResult(ExecStatus.NONZERO_EXIT, 1, None, "", text, False, 0.1, 0.1, None)
-        )
+        classify_exec(ExecResult(ExecStatus.NONZERO_EXIT, 1, None, "", text, False, 0.1, 0.1, None))
         == "runtime_crash:SIGSEGV"
     )
     plain = ExecResult(ExecStatus.NONZERO_EXIT, 1, None, "", "error", False, 0.1, 0.1, None)

@@ -100,7 +100,13 @@ async def test_generate_solver_through_scripted_server(tmp_path: Path) -> None:
             }
         )
         solver = GenerateSolver("scripted-t", temperature=0.7, seed=10, max_tokens=300)
-        result = await run_eval([tiny_task(2)], solver, tmp_path / "g.jsonl", _cfg(n=4, ks=(1, 2)))
+        # an async caller owns its loop and closes the model clients it used (below)
+        try:
+            result = await run_eval(
+                [tiny_task(2)], solver, tmp_path / "g.jsonl", _cfg(n=4, ks=(1, 2))
+            )
+        finally:
+            await appl.close_models()
         requests = list(server.requests)
     assert len(requests) == 8  # one request per sample, n=4 for 2 problems
     assert {r["seed"] for r in requests} == {10, 11, 12, 13}
@@ -125,6 +131,11 @@ async def test_dead_model_aborts_with_a_clear_error(tmp_path: Path) -> None:
             }
         }
     )
-    with pytest.raises(RunAborted, match="unreachable"):
-        await run_eval([tiny_task(1)], GenerateSolver("dead-t"), tmp_path / "d.jsonl", _cfg(n=1))
+    try:
+        with pytest.raises(RunAborted, match="unreachable"):
+            await run_eval(
+                [tiny_task(1)], GenerateSolver("dead-t"), tmp_path / "d.jsonl", _cfg(n=1)
+            )
+    finally:
+        await appl.close_models()
     assert read_log(tmp_path / "d.jsonl").ends[-1]["interrupted"] is True

@@ -11,10 +11,10 @@ reference program's output (Score.value).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 
 from codegen_eval.registry import register_suite
+from codegen_eval.suites._select import select_problems
 from codegen_eval.types import Sample, Task
 
 from .problems import KEPT_CALLS, MissingCall, MpiProblem, all_problems, insert_calls
@@ -72,17 +72,10 @@ def select(
     limit: int | None = None,
 ) -> list[MpiProblem]:
     """Problems by name glob and category, in name order, first `limit`."""
-    pats = [problems] if isinstance(problems, str) else list(problems or [])
-    cats = {categories} if isinstance(categories, str) else set(categories or [])
-    chosen = [
-        p
-        for p in all_problems().values()
-        if (not pats or any(fnmatch.fnmatchcase(p.name, g) for g in pats))
-        and (not cats or p.category in cats)
-    ]
-    if (pats or cats) and not chosen:
-        raise ValueError(f"no mpi-completion problem matches {pats or ''} {sorted(cats) or ''}")
-    return chosen[:limit] if limit is not None else chosen
+    return select_problems(
+        all_problems().values(), problems, categories, limit,
+        suite="mpi-completion", names=lambda p: (p.name,),
+    )  # fmt: skip
 
 
 @register_suite(SUITE, "Restore the removed MPI calls of a program; mpirun np=2,4 run check")

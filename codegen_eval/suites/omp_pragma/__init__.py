@@ -10,10 +10,10 @@ against the serial program's output (Score.value).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Sequence
 
 from codegen_eval.registry import register_suite
+from codegen_eval.suites._select import select_problems
 from codegen_eval.types import Sample, Task
 
 from .pragma import OmpPragma, PragmaSyntaxError, compare, parse_pragma
@@ -68,17 +68,10 @@ def select(
     limit: int | None = None,
 ) -> list[OmpProblem]:
     """Problems by name glob (`reduction_*`) and category, in name order, first `limit`."""
-    pats = [problems] if isinstance(problems, str) else list(problems or [])
-    cats = {categories} if isinstance(categories, str) else set(categories or [])
-    chosen = [
-        p
-        for p in all_problems().values()
-        if (not pats or any(fnmatch.fnmatchcase(p.name, g) for g in pats))
-        and (not cats or p.category in cats)
-    ]
-    if (pats or cats) and not chosen:
-        raise ValueError(f"no omp-pragma problem matches {pats or ''} {sorted(cats) or ''}")
-    return chosen[:limit] if limit is not None else chosen
+    return select_problems(
+        all_problems().values(), problems, categories, limit,
+        suite="omp-pragma", names=lambda p: (p.name,),
+    )  # fmt: skip
 
 
 @register_suite(SUITE, "Predict the OpenMP pragma of a loop (or none); gcc -fopenmp run check")

@@ -10,10 +10,10 @@ decides the verdict from a nonce-keyed summary line, and lints the candidate wit
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Sequence
 
 from codegen_eval.registry import register_suite
+from codegen_eval.suites._select import select_problems
 from codegen_eval.types import Sample, Task
 
 from .problems import ALL_PROBLEMS
@@ -61,21 +61,10 @@ def select(
 ) -> list[Problem]:
     """Filter by id globs (`p0*`, `*fifo*`; an id without its `pNN_` prefix also matches) and
     category, then keep the first `limit`."""
-    pats = [problems] if isinstance(problems, str) else list(problems or [])
-    cats = {categories} if isinstance(categories, str) else set(categories or [])
-    chosen = []
-    for p in items:
-        short = p.id.split("_", 1)[1] if "_" in p.id else p.id
-        if pats and not any(
-            fnmatch.fnmatchcase(p.id, g) or fnmatch.fnmatchcase(short, g) for g in pats
-        ):
-            continue
-        if cats and p.category not in cats:
-            continue
-        chosen.append(p)
-    if pats and not chosen:
-        raise ValueError(f"no verilog problem matches {pats}")
-    return chosen[:limit] if limit is not None else chosen
+    return select_problems(
+        items, problems, categories, limit,
+        suite="verilog", names=lambda p: (p.id, p.id.split("_", 1)[1] if "_" in p.id else p.id),
+    )  # fmt: skip
 
 
 @register_suite(
