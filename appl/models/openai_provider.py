@@ -7,6 +7,7 @@ GenRequest -> chat.completions and back, and every failure into an `appl.errors`
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable
@@ -48,13 +49,21 @@ class OpenAIModel:
         self.config = config
         self._resolve_base_url = base_url  # for servers started on demand (provider "local")
         self._client: openai.AsyncOpenAI | None = None
+        self._client_lock = asyncio.Lock()
 
     async def prepare(self) -> None:
         """Build the client (and start an on-demand server) before the first request is timed."""
         await self._get_client()
 
     async def _get_client(self) -> openai.AsyncOpenAI:
-        if self._client is None:
+        if self._client is not None:
+            return self._client
+        # Concurrent first calls must build ONE client: resolving the base URL may await (the
+        # local server starting), and without the lock each caller would build its own and
+        # all but the last would leak their connection pools.
+        async with self._client_lock:
+            if self._client is not None:
+                return self._client
             base_url = (
                 await self._resolve_base_url() if self._resolve_base_url else self.config.base_url
             )

@@ -169,3 +169,35 @@ async def test_a_stream_with_usage_reports_it_exactly(scripted) -> None:
         _Req(model="scripted", messages=[_Msg("user", "hi")], stream=True)
     )
     assert not response.usage_estimated and response.usage.completion_tokens > 0
+
+
+async def test_concurrent_first_calls_build_one_client(scripted) -> None:
+    """A provider whose base URL resolves slowly (the local server starting) must not build a
+    client per concurrent first caller: all but one would leak their connection pools."""
+    import asyncio
+
+    from appl.config import get_config
+    from appl.models import OpenAIModel
+    from appl.types import GenRequest as _Req
+    from appl.types import Message as _Msg
+
+    server = scripted([Rule(reply="ok")])
+    resolved: list[int] = []
+
+    async def slow_base_url() -> str:
+        resolved.append(1)
+        await asyncio.sleep(0.2)
+        return server.base_url
+
+    model = OpenAIModel(get_config().model("scripted"), base_url=slow_base_url)
+    try:
+        replies = await asyncio.gather(
+            *(
+                model.generate(_Req(model="scripted", messages=[_Msg("user", f"hi {i}")]))
+                for i in range(5)
+            )
+        )
+    finally:
+        await model.aclose()
+    assert [r.text for r in replies] == ["ok"] * 5
+    assert len(resolved) == 1
