@@ -259,7 +259,7 @@ def render_html(
         out.append(
             '<p class="meta">'
             + _esc(
-                f"suites: {', '.join(h.get('suites', []))} · model: {h.get('model', '?')} · "
+                f"suites: {', '.join(h.get('suites', []))} · model: {h.get('model') or '—'} · "
                 f"solver: {h.get('solver', '?')} · n: {h.get('n', '?')} · started: {h.get('started', '?')}"
             )
             + "</p>"
@@ -290,6 +290,8 @@ def render_html(
 
     # failure classes with details
     out.append("<h2>Failure classes</h2>")
+    if not any(g.failure_details for g in summary if g.label == "(all)"):
+        out.append('<p id="no-failures">No candidate failed.</p>')
     out.append('<table id="failures"><thead><tr><th class="l">suite</th><th class="l">class</th>')
     out.append('<th class="l">detail</th><th>count</th></tr></thead><tbody>')
     for g in summary:
