@@ -17,6 +17,7 @@ from codegen_eval.kernelgym.builders import (
 )
 from codegen_eval.kernelgym.crash import CrashReport, Frame, parse_console, titles_match
 from codegen_eval.kernelgym.env import KernelGym, Observation, SourceView
+from codegen_eval.kernelgym.kbench import BugSetupError, KBenchInputs, UnsupportedBug, kbench_inputs
 from codegen_eval.kernelgym.records import (
     BugRecord,
     bundled_bug,
@@ -29,11 +30,13 @@ from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
 
 __all__ = [
     "BugRecord",
+    "BugSetupError",
     "BuildResult",
     "BuildStatus",
     "CrashReport",
     "Frame",
     "GitKernelBuilder",
+    "KBenchInputs",
     "KernelGym",
     "KernelTree",
     "ModuleBuilder",
@@ -44,9 +47,11 @@ __all__ = [
     "Scorer",
     "SourceView",
     "StepResult",
+    "UnsupportedBug",
     "bundled_bug",
     "bundled_bugs",
     "debian_kernel",
+    "kbench_inputs",
     "load_record",
     "load_records",
     "parse_console",

@@ -23,7 +23,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -394,14 +394,44 @@ class KernelTree:
 
 class GitKernelBuilder:
     """Build a user's Linux checkout at a commit with a given config, in a git worktree so
-    the user's own working tree is never touched. For real kBench records (large machines)."""
+    the user's own working tree is never touched. For real kBench records (large machines).
 
-    def __init__(self, repo: Path, *, root: Path | None = None, target: str = "vmlinux") -> None:
+    Objects go to an out-of-tree build directory per (worktree, config) that persists in the
+    cache: the first build of a commit is a full kernel build, every candidate after it only
+    recompiles what its patch touched (the worktree is reset with `git checkout --force`,
+    which rewrites just the files that differ, so make sees only those as new)."""
+
+    def __init__(
+        self,
+        repo: Path,
+        *,
+        root: Path | None = None,
+        target: str = "bzImage",
+        image: str | None = None,
+    ) -> None:
         self.repo, self.target = Path(repo), target
+        # Where make leaves the bootable file, relative to the build directory.
+        self.image = image or ("arch/x86/boot/bzImage" if target == "bzImage" else target)
         self.root = root or cache_root() / "worktrees"
 
+    def worktree_name(self, commit: str) -> str:
+        return f"{self.repo.name}-{commit[:12]}"
+
+    def _lock(self, commit: str) -> Path:
+        # Not with_suffix(".lock"): the names have dots ("linux-6.1-...").
+        return self.root / f"{self.worktree_name(commit)}.lock"
+
     def worktree(self, commit: str) -> Path:
-        wt = self.root / f"{self.repo.name}-{commit[:12]}"
+        """The worktree at `commit`, added on first use (under the worktree's lock)."""
+        with file_lock(self._lock(commit)):
+            return self._worktree(commit)
+
+    def _worktree(self, commit: str) -> Path:
+        wt = self.root / self.worktree_name(commit)
+        if (wt / ".git").exists() and _run(["git", "rev-parse", "-q", "--verify", "HEAD"], wt)[0]:
+            # Left over from a repository that was since removed or recreated: start afresh.
+            shutil.rmtree(wt)
+            _run(["git", "-C", str(self.repo), "worktree", "prune"], self.repo, 600)
         if not (wt / ".git").exists():
             self.root.mkdir(parents=True, exist_ok=True)
             rc, log = _run(
@@ -423,44 +453,67 @@ class GitKernelBuilder:
                 raise RuntimeError(f"git worktree add failed: {log}")
         return wt
 
+    def build_dir(self, commit: str, config: str) -> Path:
+        return self.root / "build" / f"{self.worktree_name(commit)}-{_digest(config)}"
+
+    def artifact_path(self, commit: str, config: str, patch_text: str) -> Path:
+        key = f"{commit[:12]}-{_digest(self.target, config, patch_text)}"
+        return self.root / "artifacts" / key / Path(self.image).name
+
+    def _configure(self, wt: Path, out: Path, config: str) -> tuple[int, str]:
+        """Write the bug's config and let olddefconfig fill in what this tree's Kconfig
+        knows and the config does not; done once per build directory (a marker holds the
+        digest), since rerunning it would touch include/config and rebuild more."""
+        marker = out / ".kgym-config"
+        if marker.exists() and marker.read_text() == _digest(config):
+            return 0, ""
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".config").write_text(config)
+        rc, log = _run(["make", f"O={out}", "olddefconfig"], wt, 600)
+        if rc == 0:
+            marker.write_text(_digest(config))
+        return rc, log
+
     def build(
         self,
         commit: str,
         config: str,
         patch_text: str = "",
         *,
-        env: Mapping[str, str] | None = None,
+        use_cache: bool = True,
     ) -> BuildResult:
         start = time.monotonic()
-        wt = self.worktree(commit)
-        with file_lock(wt.with_suffix(".lock")):
+        cached = self.artifact_path(commit, config, patch_text)
+        if use_cache and cached.exists():
+            return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, cached=True)
+        out = self.build_dir(commit, config)
+        # One candidate at a time per worktree: they share its files and build directory.
+        with file_lock(self._lock(commit)):
+            wt = self._worktree(commit)
             _run(["git", "checkout", "--force", "--detach", commit], wt, 600)
-            _run(["git", "clean", "-fdq", "-e", ".config"], wt, 600)
-            ok, out = apply_patch(wt, patch_text)
+            # -x as well: an O= build refuses a source tree with a .config or objects in it.
+            _run(["git", "clean", "-ffdxq"], wt, 600)
+            ok, log = apply_patch(wt, patch_text)
             if not ok:
                 return BuildResult(
-                    BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
+                    BuildStatus.PATCH_APPLY_FAILED, log, wall_s=time.monotonic() - start
                 )
             try:
-                (wt / ".config").write_text(config)
-                rc, log = _run(["make", "olddefconfig"], wt, 600)
+                rc, log = self._configure(wt, out, config)
                 if rc == 0:
-                    rc, more = _run(["make", f"-j{jobs()}", self.target], wt, 4 * 3600)
+                    rc, more = _run(["make", f"O={out}", f"-j{jobs()}", self.target], wt, 4 * 3600)
                     log += more
-                artifact = wt / self.target
+                artifact = out / self.image
                 if rc != 0 or not artifact.exists():
                     return BuildResult(
                         BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start
                     )
-                out_dir = self.root / "artifacts" / f"{commit[:12]}-{_digest(config, patch_text)}"
-                out_dir.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(artifact, out_dir / artifact.name)
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(artifact, cached)
                 return BuildResult(
-                    BuildStatus.OK,
-                    log,
-                    {"kernel": out_dir / artifact.name},
-                    time.monotonic() - start,
+                    BuildStatus.OK, log, {"kernel": cached}, time.monotonic() - start
                 )
             finally:
                 # Leave the worktree at the pristine commit for the next candidate.
                 _run(["git", "checkout", "--force", "--detach", commit], wt, 600)
+                _run(["git", "clean", "-ffdq"], wt, 600)

@@ -1,4 +1,8 @@
-"""`kernel-gym` command line: list, reproduce, try, bench."""
+"""`kernel-gym` command line: list, reproduce, try, bench.
+
+Real kBench records: `kernel-gym --linux-tree ~/linux --bugs bug.json [--config FILE]
+[--repro FILE] reproduce|try|bench ...` (the config and C reproducer come from the record when
+it carries their text, else from --config / --repro; nothing is downloaded)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 from codegen_eval.kernelgym.runner import RunConfig
 from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
@@ -23,7 +28,14 @@ console = Console()
 def _bugs(args: argparse.Namespace) -> list[BugRecord]:
     bugs = load_records(args.bugs) if getattr(args, "bugs", None) else bundled_bugs()
     tier = getattr(args, "tier", None)
-    return [b for b in bugs if tier is None or b.tier == tier]
+    config = Path(args.config).read_text() if getattr(args, "config", None) else None
+    repro = Path(args.repro).read_text() if getattr(args, "repro", None) else None
+    return [
+        # --config / --repro fill in what a kBench record only links to.
+        b.with_inputs(kernel_config=config, c_reproducer=repro) if b.kind == "kbench" else b
+        for b in bugs
+        if tier is None or b.tier == tier
+    ]
 
 
 def _find(args: argparse.Namespace, bug_id: str) -> BugRecord:
@@ -35,7 +47,7 @@ def _find(args: argparse.Namespace, bug_id: str) -> BugRecord:
 
 
 def _scorer(args: argparse.Namespace) -> Scorer:
-    return Scorer(RunConfig(runs=args.runs, accel=args.accel))
+    return Scorer(RunConfig(runs=args.runs, accel=args.accel), linux_tree=args.linux_tree)
 
 
 def _show(step: StepResult, verbose: bool = True) -> None:
@@ -80,7 +92,20 @@ async def bench(
     rows: list[dict[str, Any]] = []
     for bug in bugs:
         t0 = time.monotonic()
-        base = await scorer.score(bug, "")
+        try:
+            base = await scorer.score(bug, "")
+        except BugSetupError as exc:  # one bug that cannot run does not stop the bench
+            rows.append(
+                {
+                    "bug": bug.id,
+                    "tier": bug.tier,
+                    "expected": bug.expected_title,
+                    "error": str(exc),
+                    "unsupported": isinstance(exc, UnsupportedBug),
+                    "reproduced": False,
+                }
+            )
+            continue
         row: dict[str, Any] = {
             "bug": bug.id,
             "tier": bug.tier,
@@ -102,6 +127,10 @@ def bench_table(rows: list[dict[str, Any]]) -> Table:
     for col in ("bug", "baseline", "title ok", "build s", "run s", "patched", "build s", "run s"):
         table.add_column(col)
     for r in rows:
+        if "error" in r:
+            kind = "unsupported" if r["unsupported"] else "error"
+            table.add_row(r["bug"], f"[red]{kind}[/red]", *["-"] * 6)  # reason: below
+            continue
         b, p = r["baseline"], r.get("patched") or {}
         table.add_row(
             r["bug"],
@@ -119,6 +148,10 @@ def bench_table(rows: list[dict[str, Any]]) -> Table:
 def cmd_bench(args: argparse.Namespace) -> int:
     rows = asyncio.run(bench(_bugs(args), _scorer(args), args.patches))
     console.print(bench_table(rows))
+    for r in rows:
+        if "error" in r:
+            console.print(f"[red]{'unsupported' if r['unsupported'] else 'error'}:[/red]", end=" ")
+            console.print(r["error"], markup=False, highlight=False)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     ok = all(r["reproduced"] and r.get("resolved", True) for r in rows)
@@ -130,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bugs", help="directory or JSONL of bug records (default: bundled)")
     parser.add_argument("--runs", type=int, default=3, help="reproducer runs per boot (K)")
     parser.add_argument("--accel", default="auto", choices=["auto", "tcg", "kvm"])
+    parser.add_argument(
+        "--linux-tree", help="your Linux git checkout (kBench records: worktree at the commit)"
+    )
+    parser.add_argument("--config", help="kernel .config for a kBench record that only links it")
+    parser.add_argument("--repro", help="C reproducer for a kBench record that only links it")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list bugs")
     p.add_argument("--tier", type=int)
@@ -151,7 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BugSetupError as exc:
+        label = "unsupported" if isinstance(exc, UnsupportedBug) else "error"
+        console.print(f"[red]{label}:[/red]", end=" ")
+        console.print(str(exc), markup=False, highlight=False)
+        return 2
 
 
 if __name__ == "__main__":

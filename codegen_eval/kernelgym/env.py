@@ -137,9 +137,11 @@ class KernelGym:
         accel: str = "auto",
         log_path: str | Path | None = None,
         check_baseline: bool = True,
+        linux_tree: str | Path | None = None,
     ) -> None:
         self.bugs = {b.id: b for b in (bugs if bugs is not None else bundled_bugs())}
-        self.scorer = Scorer(RunConfig(runs=runs, accel=accel))
+        # linux_tree: the user's Linux git checkout, needed by kBench records only.
+        self.scorer = Scorer(RunConfig(runs=runs, accel=accel), linux_tree=linux_tree)
         self.check_baseline = check_baseline
         self.log_path = Path(log_path) if log_path else None
         self.bug: BugRecord | None = None
@@ -179,6 +181,9 @@ class KernelGym:
             for rel in touched_files(inject):
                 overlay[rel] = (work / rel).read_text()
             return SourceView(tree, overlay)
+        if bug.kind == "kbench":
+            # The worktree at the bug's commit; every build resets it to that commit.
+            return SourceView(self.scorer.git.worktree(self.scorer.kbench_setup(bug).commit))
         raise NotImplementedError(f"no source view for bug kind {bug.kind!r}")
 
     # ------------------------------------------------------------------ API
@@ -186,15 +191,23 @@ class KernelGym:
         if bug_id not in self.bugs:
             raise KeyError(f"unknown bug {bug_id!r}; known: {', '.join(sorted(self.bugs))}")
         bug = self.bugs[bug_id]
+        if bug.kind == "kbench":
+            self.scorer.kbench_setup(bug)  # a missing input fails here, before any build
         self.bug, self.steps = bug, []
         baseline = await self.scorer.check_baseline(bug) if self.check_baseline else None
         report = baseline.console_excerpt if baseline else (bug.raw_crash_report or "")
         source = self._source_view(bug)
+        if bug.kind == "module":
+            files = source.list_files()
+        elif bug.kind == "tree":
+            files = list(source.overlay)
+        else:  # a whole kernel tree: the files the crash report points at
+            files = baseline.crashes[0]["files"] if baseline and baseline.crashes else []
         obs = Observation(
             bug_id=bug.id,
             title=(baseline.title if baseline and baseline.title else bug.expected_title),
             crash_report=report,
-            files=source.list_files() if bug.kind == "module" else list(source.overlay),
+            files=files,
             source=source,
             baseline=baseline,
             description=str(bug.kgym.get("description", "")),

@@ -106,6 +106,17 @@ class BugRecord:
         src = self.kgym.get("source")
         return self.base_dir / src if (src and self.base_dir) else None
 
+    def with_inputs(
+        self, *, kernel_config: str | None = None, c_reproducer: str | None = None
+    ) -> BugRecord:
+        """A copy carrying texts a kBench record only links to (`--config`, `--repro`)."""
+        raw = dict(self.raw)
+        if kernel_config is not None:
+            raw["kernel_config"] = kernel_config
+        if c_reproducer is not None:
+            raw["c_reproducer"] = c_reproducer
+        return BugRecord(self.id, self.title, raw, self.path, dict(self.kgym))
+
     def to_json(self) -> dict[str, Any]:
         out = dict(self.raw)
         if self.kgym:

@@ -8,6 +8,7 @@ expected title first (`check_baseline`), otherwise scoring a fix would mean noth
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -17,12 +18,19 @@ from typing import Any
 from codegen_eval.kernelgym.builders import (
     BuildResult,
     BuildStatus,
+    GitKernelBuilder,
     KernelTree,
     ModuleBuilder,
     build_reproducer,
     debian_kernel,
 )
 from codegen_eval.kernelgym.crash import titles_match
+from codegen_eval.kernelgym.kbench import (
+    BugSetupError,
+    KBenchInputs,
+    kbench_inputs,
+    missing_tree_error,
+)
 from codegen_eval.kernelgym.records import BugRecord
 from codegen_eval.kernelgym.runner import RunConfig, RunResult, run_reproducer
 
@@ -99,6 +107,16 @@ def judge(run: RunResult, expected: str, runs: int) -> StepResult:
     return StepResult(Outcome.BOOT_ERROR, detail=detail, **base)  # type: ignore[arg-type]
 
 
+def _git_ok(repo: Path, *args: str) -> bool:
+    """Cheap checks before a long build: is it a repository, does it have the commit."""
+    if not repo.is_dir():
+        return False
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, timeout=120, check=False
+    )
+    return proc.returncode == 0
+
+
 class Scorer:
     """Knows where kernels and modules come from for each kind of bug."""
 
@@ -108,8 +126,12 @@ class Scorer:
         *,
         kasan_config: str = "kasan-6.1",
         use_cache: bool = True,
+        linux_tree: str | Path | None = None,
     ) -> None:
         self.config = config or RunConfig()
+        # The user's Linux git checkout, for kBench records (kind "kbench").
+        self.linux_tree = Path(linux_tree).expanduser() if linux_tree else None
+        self._git: GitKernelBuilder | None = None
         self.use_cache = use_cache  # False: really rebuild modules / patched kernels (benchmarks)
         self.kasan_fragment = CONFIG_DIR / f"{kasan_config}.config"
         self._tree: KernelTree | None = None
@@ -119,6 +141,36 @@ class Scorer:
         if self._tree is None:
             self._tree = KernelTree(self.kasan_fragment)
         return self._tree
+
+    @property
+    def git(self) -> GitKernelBuilder:
+        if self.linux_tree is None:
+            raise BugSetupError("no Linux checkout: pass --linux-tree PATH")
+        if self._git is None:
+            self._git = GitKernelBuilder(self.linux_tree)
+        return self._git
+
+    def kbench_setup(self, bug: BugRecord) -> KBenchInputs:
+        """Everything a kBench record needs before a (long) build starts, or a clear error."""
+        if self.linux_tree is None:
+            raise missing_tree_error(bug)
+        inputs = kbench_inputs(bug)
+        tree = self.linux_tree
+        if not _git_ok(tree, "rev-parse", "--git-dir"):
+            raise BugSetupError(f"--linux-tree {tree}: not a git checkout (or no such directory)")
+        if not _git_ok(tree, "cat-file", "-e", f"{inputs.commit}^{{commit}}"):
+            raise BugSetupError(
+                f"bug {bug.id}: commit {inputs.commit} is not in --linux-tree {tree} "
+                "(fetch the branch that has it, e.g. `git fetch <repo> <commit>`)"
+            )
+        return inputs
+
+    def reproducer_source(self, bug: BugRecord) -> str:
+        if bug.kind == "kbench":
+            return self.kbench_setup(bug).reproducer
+        if bug.c_reproducer is None:
+            raise BugSetupError(f"bug {bug.id} has no C reproducer source")
+        return bug.c_reproducer
 
     def _inject_patch(self, bug: BugRecord) -> str:
         inject = bug.kgym.get("inject")
@@ -147,12 +199,17 @@ class Scorer:
             inject = self._inject_patch(bug)
             res = self.tree.build_patched([inject, patch], use_cache=self.use_cache)
             return res, res.artifacts.get("kernel"), None
-        raise NotImplementedError(
-            f"bug {bug.id}: kind {kind!r} needs a Linux checkout (see GitKernelBuilder)"
-        )
+        if kind == "kbench":
+            inputs = self.kbench_setup(bug)
+            # The commit already has the bug: only the candidate goes on top.
+            res = self.git.build(inputs.commit, inputs.config, patch, use_cache=self.use_cache)
+            return res, res.artifacts.get("kernel"), None
+        raise BugSetupError(f"bug {bug.id}: unknown kind {kind!r} (module, tree or kbench)")
 
     async def score(self, bug: BugRecord, patch: str = "") -> StepResult:
         expected = bug.expected_title
+        # Checked first so that a missing input is reported before a build of many minutes.
+        repro_src = self.reproducer_source(bug)
         start = time.monotonic()
         # Builds run make/gcc for seconds to minutes: keep the event loop free meanwhile.
         result, kernel, module = await asyncio.to_thread(self.build, bug, patch)
@@ -161,12 +218,9 @@ class Scorer:
             out = _build_failure(result, expected)
             out.build_s = build_s
             return out
-        repro_src = bug.c_reproducer
-        if repro_src is None:
-            raise RuntimeError(f"bug {bug.id} has no C reproducer source")
         repro = await asyncio.to_thread(build_reproducer, repro_src)
         if not repro.ok:
-            raise RuntimeError(f"reproducer of {bug.id} does not compile:\n{repro.errors}")
+            raise BugSetupError(f"reproducer of {bug.id} does not compile:\n{repro.errors}")
         build_s = time.monotonic() - start
         assert kernel is not None
         t0 = time.monotonic()

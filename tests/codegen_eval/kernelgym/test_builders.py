@@ -90,12 +90,15 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def test_git_kernel_builder_on_a_stand_in_repo(tmp_path: Path) -> None:
-    """A tiny git repo whose Makefile stands in for Linux: olddefconfig and a vmlinux target."""
+    """A tiny git repo whose Makefile stands in for Linux: olddefconfig and a vmlinux target
+    (the real thing, a Linux tree at a commit built to a bzImage, is in test_kbench_git.py)."""
     repo = tmp_path / "linux"
     repo.mkdir()
+    # Honours O= like Kbuild: objects and .config go to the build directory.
     (repo / "Makefile").write_text(
-        "olddefconfig:\n\tgrep -q CONFIG_ .config && echo CONFIG_OLDDEF=y >> .config\n"
-        "vmlinux: main.c .config\n\tgcc -o vmlinux main.c\n"
+        ".PHONY: olddefconfig vmlinux\n"
+        "olddefconfig:\n\tgrep -q CONFIG_ $(O)/.config && echo CONFIG_OLDDEF=y >> $(O)/.config\n"
+        "vmlinux:\n\tgcc -o $(O)/vmlinux main.c\n"
     )
     (repo / "main.c").write_text("int main(void) { return BUGGY; }\n")
     _git(repo, "init", "-q")
@@ -105,7 +108,7 @@ def test_git_kernel_builder_on_a_stand_in_repo(tmp_path: Path) -> None:
     (repo / "main.c").write_text("int main(void) { return 0; }\n")
     _git(repo, "commit", "-qam", "later work in the user's tree")
 
-    builder = GitKernelBuilder(repo, root=tmp_path / "wt")
+    builder = GitKernelBuilder(repo, root=tmp_path / "wt", target="vmlinux")
     res = builder.build(bug_commit, "CONFIG_X=y\n")
     assert res.status is BuildStatus.BUILD_FAILED and "BUGGY" in res.errors
 
@@ -113,8 +116,12 @@ def test_git_kernel_builder_on_a_stand_in_repo(tmp_path: Path) -> None:
     res = builder.build(bug_commit, "CONFIG_X=y\n", fix)
     assert res.ok
     assert subprocess.run([str(res.artifacts["kernel"])]).returncode == 7
+    again = builder.build(bug_commit, "CONFIG_X=y\n", fix)
+    assert again.ok and again.cached and again.artifacts == res.artifacts
     wt = builder.worktree(bug_commit)
-    assert "CONFIG_OLDDEF=y" in (wt / ".config").read_text()
+    out = builder.build_dir(bug_commit, "CONFIG_X=y\n")
+    assert "CONFIG_OLDDEF=y" in (out / ".config").read_text()
+    assert (out / "vmlinux").exists() and not (wt / "vmlinux").exists()  # out of tree
     assert "BUGGY" in (wt / "main.c").read_text()  # reverted for the next candidate
     assert "return 0" in (repo / "main.c").read_text()  # the user's checkout untouched
 
