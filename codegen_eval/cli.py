@@ -71,6 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--pareval-checkout", metavar="DIR", help="your ParEval checkout")
     r.add_argument(
+        "--verilogeval",
+        metavar="PATH",
+        help="your VerilogEval copy: a v2 dataset directory, or the v1 problems JSONL",
+    )
+    r.add_argument(
+        "--verilogeval-mode",
+        choices=["spec-to-rtl", "code-complete", "v1"],
+        default="spec-to-rtl",
+        help="which VerilogEval format PATH is (default spec-to-rtl)",
+    )
+    r.add_argument(
         "--pareval-models", default="serial,omp", help="parallelism models (default serial,omp)"
     )
     r.add_argument("--model", default="local", help="appl model alias (default local)")
@@ -151,9 +162,16 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
         tasks.append(
             load_pareval(args.pareval, args.pareval_checkout, models=models, sandbox=args.sandbox)
         )
+    if args.verilogeval:
+        from codegen_eval.readers.verilogeval import verilogeval
+
+        if not Path(args.verilogeval).exists():
+            raise CliError(f"--verilogeval: {args.verilogeval} does not exist")
+        tasks.append(verilogeval(args.verilogeval, args.verilogeval_mode, backend=args.sandbox))
     if not tasks:
         raise CliError(
-            "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval or --pareval"
+            "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval, "
+            "--pareval or --verilogeval"
         )
     return tasks
 

@@ -232,7 +232,8 @@ def verilogeval(
 ) -> Task:
     """A Task over a VerilogEval copy the user has: a v2 directory (mode spec-to-rtl or
     code-complete) or, with mode "v1", the problems JSONL (+ descriptions JSONL).
-    Excluded problems are listed in task.metadata["excluded"] as (id, reason)."""
+    Excluded problems are in task.metadata["excluded"] as {id: reason}, the runner's
+    convention (it logs them and the report lists them)."""
     if mode == "v1":
         read = read_v1(path, descriptions, include_known_bad=include_known_bad)
     else:
@@ -249,7 +250,7 @@ def verilogeval(
         name=f"verilogeval-{mode}",
         dataset=samples,
         scorer=VerilogScorer(**scorer_options),
-        metadata={"language": "verilog", "source": str(path), "excluded": read.excluded},
+        metadata={"language": "verilog", "source": str(path), "excluded": dict(read.excluded)},
     )
 
 

@@ -191,3 +191,25 @@ async def test_v1_jsonl_reader(tmp_path: Path) -> None:
     assert body_only.status == "pass"
     bad = await _score(s, task.scorer, "  assign y = a | b | c;\nendmodule\n")
     assert bad.failure_class == "sim_mismatch"
+
+
+def test_cli_runs_a_verilogeval_copy_and_logs_the_exclusions(tmp_path: Path, capsys) -> None:
+    """`codegen-eval run --verilogeval PATH`: the reader's task goes through the real runner
+    (reference solver, iverilog in the sandbox); excluded problems are logged with reasons."""
+    import json
+
+    from codegen_eval import cli
+
+    _write_v2(tmp_path / "ve")
+    log = tmp_path / "ve.jsonl"
+    argv = ["run", "--verilogeval", str(tmp_path / "ve"), "--verilogeval-mode", "code-complete",
+            "--solver", "reference", "--log", str(log), "--no-progress"]  # fmt: skip
+    assert cli.main(argv) == 0
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    scores = {r["sample_id"]: r["status"] for r in records if r["type"] == "score"}
+    assert scores == {"Prob001_majority3": "pass", "Prob002_toggle_ff": "pass"}
+    excluded = {r["sample_id"]: r["reason"] for r in records if r["type"] == "excluded"}
+    assert "known bad upstream" in excluded["Prob099_broken"]
+    assert "missing" in excluded["Prob003_orphan"]
+    assert cli.main(["run", "--verilogeval", str(tmp_path / "nope"), "--solver", "reference"]) != 0
+    assert "does not exist" in capsys.readouterr().err
