@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from . import _launcher
 from .cgroups import RunCgroup
-from .types import ExecResult, ExecStatus, Limits, SandboxError
+from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 
 log = logging.getLogger(__name__)
 _READ_CHUNK = 1 << 16
@@ -48,7 +48,7 @@ def rlimits_for(
 ) -> list[tuple[int, int, int]]:
     """RLIMITs applied to every payload. RLIMIT_AS is off by default where a memory cgroup
     holds, because nvcc and Open MPI reserve far more address space than they touch."""
-    cpu = math.ceil(limits.cpu_s if limits.cpu_s is not None else limits.wall_s)
+    cpu = math.ceil(cpu_limit_s(limits))
     out = [
         (resource.RLIMIT_CPU, cpu, cpu + 1),  # SIGXCPU, then SIGKILL a second later
         (resource.RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes),
@@ -311,7 +311,7 @@ def classify(
         return ExecStatus.FILE_SIZE_LIMIT, exit_code, sig
     if sig == signal.SIGXCPU or killed_for is ExecStatus.CPU_LIMIT:
         return ExecStatus.CPU_LIMIT, exit_code, sig
-    cpu_limit = limits.cpu_s if limits.cpu_s is not None else limits.wall_s
+    cpu_limit = cpu_limit_s(limits)
     if killed_for is None and sig == signal.SIGKILL and cpu_s is not None and cpu_s >= cpu_limit:
         return ExecStatus.CPU_LIMIT, exit_code, sig  # RLIMIT_CPU's hard limit is a SIGKILL
     if pids_hit and (killed_for is not None or rc != 0):

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from .base import Sandbox, sandbox_uid
-from .types import ExecResult, ExecStatus, Limits, SandboxError
+from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 
 IMAGE_ENV = "CODEGEN_SANDBOX_IMAGE"
 DEFAULT_IMAGE = "codegen-lab-sandbox:latest"
@@ -80,7 +80,7 @@ class DockerSandbox(Sandbox):
         from docker.types import Ulimit
 
         uid = sandbox_uid()
-        cpu = math.ceil(limits.cpu_s if limits.cpu_s is not None else limits.wall_s)
+        cpu = math.ceil(cpu_limit_s(limits))
         wall = max(1, math.ceil(limits.wall_s))
         full_env = {"HOME": WORKDIR, "TMPDIR": "/tmp", "LANG": "C.UTF-8", **env}
         t0 = time.monotonic()

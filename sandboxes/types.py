@@ -25,7 +25,7 @@ class ExecStatus(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Limits:
     wall_s: float = 10.0
-    cpu_s: float | None = None  # None: same as wall_s
+    cpu_s: float | None = None  # None: a backstop just above wall_s (see cpu_limit_s)
     memory_mb: int = 1024
     pids: int = 128
     output_bytes: int = 1 << 20  # stdout and stderr, each, captured while read
@@ -37,6 +37,13 @@ class Limits:
     nofile: int = 256  # RLIMIT_NOFILE
     cpus: float | None = None  # CPU bandwidth quota in cores (cgroup), None: unlimited
     address_space_mb: int | None = None  # RLIMIT_AS; None: only where no memory cgroup
+
+
+def cpu_limit_s(limits: Limits) -> float:
+    """The CPU-time limit in force. Without an explicit `cpu_s` it is a backstop one second
+    above the wall limit, so a single busy thread always meets the wall limit first (equal
+    limits raced: the same hung testbench came out wall_timeout or cpu_limit run to run)."""
+    return limits.cpu_s if limits.cpu_s is not None else limits.wall_s + 1.0
 
 
 @dataclass(slots=True)

@@ -51,9 +51,12 @@ def run(args: argparse.Namespace) -> int:
             threads = {"n_threads": args.n_threads} if args.n_threads else {}
             flags = ServerFlags(n_ctx=args.n_ctx, **threads)
             server = LocalServer(resolve_spec(args.model), flags, host=args.host, port=args.port)
-            print(f"serving {args.model} at {server.start()} (model name 'local'); Ctrl-C stops",
-                  file=sys.stderr)  # fmt: skip
+            # Ctrl-C may come at any moment, also while the server is still starting or the
+            # banner is printed (the server can answer before start() returns): one handler.
             try:
+                url = server.start()
+                print(f"serving {args.model} at {url} (model name 'local'); Ctrl-C stops",
+                      file=sys.stderr)  # fmt: skip
                 while server.running:
                     time.sleep(0.5)
             except KeyboardInterrupt:

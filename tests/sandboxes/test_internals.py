@@ -38,7 +38,10 @@ def test_classification_priorities() -> None:
 def test_rlimits() -> None:
     lim = Limits(wall_s=2.5, file_bytes=1000, pids=10)
     got = {r: (s, h) for r, s, h in rlimits_for(lim, memory_cgroup=True, pids_cgroup=False)}
-    assert got[resource.RLIMIT_CPU] == (3, 4)
+    # no cpu_s: a backstop above the wall limit (ceil(2.5 + 1)), so the wall timer decides
+    assert got[resource.RLIMIT_CPU] == (4, 5)
+    explicit = rlimits_for(Limits(wall_s=2.5, cpu_s=1.2), memory_cgroup=True, pids_cgroup=False)
+    assert {r: (s, h) for r, s, h in explicit}[resource.RLIMIT_CPU] == (2, 3)
     assert got[resource.RLIMIT_FSIZE] == (1000, 1000)
     assert got[resource.RLIMIT_CORE] == (0, 0)
     assert got[resource.RLIMIT_NPROC] == (10, 10)
