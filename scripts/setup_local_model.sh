@@ -5,16 +5,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-say() { printf '\033[1;34m[setup]\033[0m %s\n' "$*" >&2; }
-LOG="${LOG:-${TMPDIR:-/tmp}/codegen-lab-setup.log}"
-quiet() {
-  if ! "$@" >>"$LOG" 2>&1; then
-    echo "setup_local_model.sh: '$*' failed; its output (from $LOG):" >&2
-    tail -n 40 "$LOG" >&2
-    exit 1
-  fi
-}
-LLAMA_VERSION="0.3.36"   # keep in step with pyproject.toml's [local] extra
+# shellcheck source=scripts/_lib.sh
+source scripts/_lib.sh
+# The one pin is pyproject.toml's [local] extra; read it rather than repeat it.
+LLAMA_VERSION="$(sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)"
+[ -n "$LLAMA_VERSION" ] || { echo "setup_local_model.sh: no llama-cpp-python pin in pyproject.toml" >&2; exit 1; }
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/codegen-lab"
 WHEELS="$CACHE/wheels"
 mkdir -p "$WHEELS"
