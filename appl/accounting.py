@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from appl.errors import BudgetExceededError
-from appl.types import Usage
+from appl.types import GenRequest, Usage
 
 __all__ = [
     "Budget",
@@ -26,6 +26,7 @@ __all__ = [
     "RunUsage",
     "budget",
     "current_usage",
+    "estimate_prompt_tokens",
     "estimate_tokens",
     "reserve",
     "reset_usage",
@@ -36,6 +37,13 @@ __all__ = [
 def estimate_tokens(text: str) -> int:
     """A cheap upper-ish estimate of tokens in `text` (~4 characters per token)."""
     return len(text) // 4 + 1
+
+
+def estimate_prompt_tokens(request: GenRequest) -> int:
+    """The prompt's estimated tokens: messages (plus ~4 tokens of chat framing each) and tool
+    schemas. One estimate for budgets, tpm and streams whose server reports no usage."""
+    prompt = sum(estimate_tokens(m.content or "") + 4 for m in request.messages)
+    return prompt + sum(estimate_tokens(str(t.parameters)) + 8 for t in request.tools)
 
 
 @dataclass(slots=True)

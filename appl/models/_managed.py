@@ -22,7 +22,7 @@ import random
 import time
 from dataclasses import replace
 
-from appl.accounting import Reservation, estimate_tokens, reserve
+from appl.accounting import Reservation, estimate_prompt_tokens, reserve
 from appl.config import ModelConfig
 from appl.errors import (
     BadResponseError,
@@ -61,9 +61,7 @@ class ManagedModel:
 
     def estimate(self, request: GenRequest) -> tuple[int, int]:
         """(estimated prompt tokens, completion tokens reserved) for budgets and tpm."""
-        prompt = sum(estimate_tokens(m.content or "") + 4 for m in request.messages)
-        prompt += sum(estimate_tokens(str(t.parameters)) + 8 for t in request.tools)
-        return prompt, (request.max_tokens or 0) * max(1, request.n)
+        return estimate_prompt_tokens(request), (request.max_tokens or 0) * max(1, request.n)
 
     def cost(self, usage: Usage) -> float:
         return (

@@ -17,7 +17,7 @@ import httpx2
 import openai
 import pydantic
 
-from appl.accounting import estimate_tokens
+from appl.accounting import estimate_prompt_tokens
 from appl.config import ModelConfig
 from appl.errors import (
     BadResponseError,
@@ -129,7 +129,7 @@ class OpenAIModel:
         client = await self._get_client()
         try:
             if request.stream:
-                return await self._stream(client, self.request_kwargs(request), on_text)
+                return await self._stream(client, request, on_text)
             # The client's own POST (base URL, auth, headers, timeouts, APIStatusError on
             # non-2xx), cast to the raw httpx response: the completion is read from the JSON
             # directly instead of being validated into pydantic objects first (which cost
@@ -147,8 +147,9 @@ class OpenAIModel:
             raise self.translate(exc) from exc
 
     async def _stream(
-        self, client: openai.AsyncOpenAI, kwargs: dict[str, Any], on_text: TextCallback | None
+        self, client: openai.AsyncOpenAI, request: GenRequest, on_text: TextCallback | None
     ) -> GenResponse:
+        kwargs = self.request_kwargs(request)
         if self.config.supports("stream_usage"):
             kwargs["stream_options"] = {"include_usage": True}
         texts: dict[int, list[str]] = {}
@@ -208,8 +209,7 @@ class OpenAIModel:
         first = choices[0]
         estimated = usage is None
         if usage is None:  # budgets and costs must not see a streamed call as free
-            prompt = sum(estimate_tokens(str(m.get("content") or "")) for m in kwargs["messages"])
-            usage = Usage(prompt, deltas)
+            usage = Usage(estimate_prompt_tokens(request), deltas)
         return GenResponse(
             text=first.text,
             tool_calls=first.tool_calls,
