@@ -77,6 +77,12 @@ class FailureClass:
     LINT_ERROR = "lint_error"
     SKIPPED_NO_GPU = "skipped_no_gpu"
     INFRA_ERROR = "infra_error"  # the sandbox failed, not the candidate
+    # The candidate tried to reach the harness: forge a verdict, read a secret, tamper with
+    # the trusted side's files or processes (detail: what was seen, e.g. bad_protocol).
+    TAMPER = "tamper"
+    # The candidate uses a construct the suite does not allow (a Verilog system task, a
+    # statement expression in an OpenMP clause); detail: the construct.
+    FORBIDDEN_CONSTRUCT = "forbidden_construct"
 
     @staticmethod
     def with_detail(cls_name: str, detail: str | None) -> str:

@@ -166,9 +166,16 @@ class Sandbox(abc.ABC):
 
     backend: str = ""
 
-    def __init__(self) -> None:
+    def __init__(self, *, extra_ro_binds: Sequence[str] = ()) -> None:
+        """extra_ro_binds: host directories the payload sees read-only at the same absolute
+        path (e.g. trusted harness binaries that candidate code must not be able to
+        replace between two execs). Every backend honours it."""
         self.run_dir: Path | None = None
         self._owner: tuple[int, int] | None = None
+        self.extra_ro_binds: tuple[str, ...] = tuple(str(Path(p)) for p in extra_ro_binds)
+        for p in self.extra_ro_binds:
+            if not os.path.isabs(p):
+                raise ValueError(f"extra_ro_binds takes absolute host paths: {p!r}")
 
     # lifecycle
     async def start(self) -> None:

@@ -168,9 +168,8 @@ class BwrapSandbox(Sandbox):
     backend = "bwrap"
 
     def __init__(self, *, uid: int | None = None, extra_ro_binds: tuple[str, ...] = ()) -> None:
-        super().__init__()
+        super().__init__(extra_ro_binds=extra_ro_binds)
         self._uid = uid
-        self._extra_ro = extra_ro_binds
 
     async def start(self) -> None:
         bwrap_path()
@@ -200,7 +199,7 @@ class BwrapSandbox(Sandbox):
         cuda = Path("/usr/local/cuda")
         if cuda.is_symlink() and not os.path.realpath(cuda).startswith("/usr/"):
             a += ["--ro-bind", os.path.realpath(cuda), os.path.realpath(cuda)]
-        for p in self._extra_ro:
+        for p in self.extra_ro_binds:
             a += ["--ro-bind", p, p]
         a += ["--proc", "/proc", "--dev", "/dev"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]

@@ -32,8 +32,8 @@ def _endpoint() -> str:
 class DockerSandbox(Sandbox):
     backend = "docker"
 
-    def __init__(self, *, image: str | None = None) -> None:
-        super().__init__()
+    def __init__(self, *, image: str | None = None, extra_ro_binds: tuple[str, ...] = ()) -> None:
+        super().__init__(extra_ro_binds=extra_ro_binds)
         self.image = image or os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
         self._client: Any = None
 
@@ -106,7 +106,10 @@ class DockerSandbox(Sandbox):
                     Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
                     Ulimit(name="core", soft=0, hard=0),
                 ],
-                volumes={self._root(): {"bind": WORKDIR, "mode": "rw"}},
+                volumes={
+                    self._root(): {"bind": WORKDIR, "mode": "rw"},
+                    **{p: {"bind": p, "mode": "ro"} for p in self.extra_ro_binds},
+                },
                 stdin_open=stdin is not None,
                 detach=True,
             )
