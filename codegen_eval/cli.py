@@ -4,6 +4,7 @@
     codegen-eval run --suite hpc-kernels --model local -n 5 -k 1,5 [--solver generate]
     codegen-eval run --suite verilog --solver reference --limit 3
     codegen-eval run --humaneval problems.jsonl --solver file --samples samples.jsonl
+    codegen-eval run --pareval ParEval --pareval-models serial,omp,mpi,mpi+omp --solver reference
     codegen-eval report runs/x.jsonl [more.jsonl] -o report.html
     codegen-eval export runs/x.jsonl --parquet x.parquet
 
@@ -67,9 +68,35 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--suite", action="append", default=[], help="suite name (repeatable)")
     r.add_argument("--humaneval", metavar="FILE", help="a HumanEval-style JSONL file as a suite")
     r.add_argument(
-        "--pareval", metavar="PROMPTS_JSON", help="ParEval prompts JSON (with --pareval-checkout)"
+        "--pareval",
+        metavar="PATH",
+        help="your ParEval checkout (or one of its prompts JSON files, with --pareval-checkout)",
     )
-    r.add_argument("--pareval-checkout", metavar="DIR", help="your ParEval checkout")
+    r.add_argument(
+        "--pareval-checkout", metavar="DIR", help="the checkout, when --pareval is a file"
+    )
+    r.add_argument(
+        "--pareval-prompts",
+        default="generation",
+        help="generation, translation or both (comma separated; default generation)",
+    )
+    r.add_argument(
+        "--pareval-verdict",
+        choices=["upstream", "trusted"],
+        default="upstream",
+        help="upstream: the driver's in-process Validation line (comparable, forgeable); "
+        "trusted: decided by a process without candidate code",
+    )
+    r.add_argument(
+        "--pareval-cores",
+        type=int,
+        help="cap of the launch sweep in cores, ranks x threads (default: this machine's)",
+    )
+    r.add_argument(
+        "--pareval-launch-configs",
+        metavar="JSON",
+        help="instead of drivers/launch-configs.json (e.g. drivers/test-launch-configs.json)",
+    )
     r.add_argument(
         "--verilogeval",
         metavar="PATH",
@@ -154,14 +181,7 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
 
         tasks.append(load_humaneval(args.humaneval, sandbox=args.sandbox))
     if args.pareval:
-        if not args.pareval_checkout:
-            raise CliError("--pareval needs --pareval-checkout DIR (your ParEval clone)")
-        from codegen_eval.readers import load_pareval
-
-        models = tuple(m for m in args.pareval_models.split(",") if m)
-        tasks.append(
-            load_pareval(args.pareval, args.pareval_checkout, models=models, sandbox=args.sandbox)
-        )
+        tasks.extend(_pareval_tasks(args))
     if args.verilogeval:
         from codegen_eval.readers.verilogeval import verilogeval
 
@@ -174,6 +194,36 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
             "--pareval or --verilogeval"
         )
     return tasks
+
+
+def _pareval_tasks(args: argparse.Namespace) -> list[Task]:
+    from codegen_eval.readers import load_pareval
+
+    source = Path(args.pareval)
+    if not source.exists():
+        raise CliError(f"--pareval: {source} does not exist")
+    if source.is_file() and not args.pareval_checkout:
+        raise CliError(
+            f"--pareval {source} is a prompts file: add --pareval-checkout DIR (your ParEval "
+            "clone), or give the clone itself as --pareval DIR"
+        )
+    models = tuple(m for m in args.pareval_models.split(",") if m)
+    kinds = [k for k in args.pareval_prompts.split(",") if k] if source.is_dir() else ["file"]
+    if args.pareval_cores is not None and args.pareval_cores < 1:
+        raise CliError("--pareval-cores must be >= 1")
+    options: dict[str, Any] = {
+        "models": models,
+        "sandbox": args.sandbox,
+        "verdict": args.pareval_verdict,
+        "cores": args.pareval_cores,
+        "launch_configs": args.pareval_launch_configs,
+    }
+    try:
+        if kinds == ["file"]:
+            return [load_pareval(source, args.pareval_checkout, **options)]
+        return [load_pareval(source, prompts=kind, **options) for kind in kinds]
+    except ValueError as exc:
+        raise CliError(f"--pareval: {exc}") from None
 
 
 def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
@@ -230,7 +280,7 @@ def _solver_factory(spec: str) -> Callable[..., Any]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from codegen_eval.report import print_table, render_html, summarize
+    from codegen_eval.report import note_text, print_table, render_html, summarize
     from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
     from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
 
@@ -304,6 +354,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError(f"{exc} (log: {log_path})") from None
     summary = summarize(result.records, args.k)
     print_table(summary, args.k, result.excluded)
+    for task in tasks:
+        if note := task.metadata.get("log_header"):
+            print(f"{task.name}: {note_text(note)}")
     print(f"log: {log_path}  (scored now: {result.scored_now}, cache hits: {result.cache_hits})")
     if args.report:
         Path(args.report).write_text(

@@ -99,3 +99,40 @@ def failure_table(failure_classes: Iterable[str | None]) -> dict[str, Counter[st
 
 def failure_totals(table: Mapping[str, Counter[str]]) -> dict[str, int]:
     return {head: sum(c.values()) for head, c in sorted(table.items())}
+
+
+# ------------------------------------------------------------------ ParEval's own formulas
+def _upstream_ncr(n: int, r: int) -> int:
+    """ParEval's nCr: 1 when n < r (so k above the number of passing samples still counts)."""
+    return 1 if n < r else math.comb(n, r)
+
+
+def pareval_speedup_at_k(runtimes: Sequence[float], baseline_s: float, k: int) -> float:
+    """speedup_n@k of one problem exactly as ParEval's analysis/metrics.py computes it, for
+    comparison with published tables. `runtimes` are those of the samples that PASSED (at the
+    resource count n); failed samples are not in the list at all, and a problem with none is
+    left out of the mean by the caller. `baseline_s` is the fastest BestSequential of those
+    samples. Sorted ascending, runtime j gets weight nCr(j-1, k-1)/nCr(N, k), the probability
+    that it is the SLOWEST of k drawn (so an expected worst of k, not best) -- except that
+    upstream's nCr returns 1 when n < r, so the k-1 fastest samples also get weight 1/nCr(N, k)
+    and for N = k the result is the SUM of the speedups. k = 1 is the plain mean over passing
+    samples. Runtimes are floored at 1e-8 s like upstream."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    ordered = sorted(runtimes)
+    n = len(ordered)
+    den = _upstream_ncr(n, k)
+    return sum(
+        _upstream_ncr(j - 1, k - 1) * baseline_s / (den * max(ordered[j - 1], 1e-8))
+        for j in range(1, n + 1)
+    )
+
+
+def pareval_efficiency_at_k(
+    runtimes: Sequence[float], baseline_s: float, resources: float, k: int
+) -> float:
+    """efficiency_n@k as ParEval computes it: speedup_n@k with each term divided by the
+    resource count n (threads, ranks, ranks x threads), the same n for every sample."""
+    if resources <= 0:
+        raise ValueError(f"resources must be > 0, got {resources}")
+    return pareval_speedup_at_k(runtimes, baseline_s, k) / resources

@@ -7,6 +7,10 @@ Grouping: one row per suite, then one per (suite, language, variant). Per group:
              metrics["speedup"]; efficiency@k likewise from metrics["speedup"] / resources
              (metrics "resources", "threads", "ranks" or "np", first found)
   failures   counts by failure class
+  ParEval speedup_n@k / efficiency_n@k
+             upstream's own formulas (metrics.pareval_speedup_at_k), when the records carry
+             metrics "runtime_s" and "best_sequential_s" (the ParEval reader's): over passing
+             samples only; see metrics.pareval_speedup_at_k); shown next to ours
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from codegen_eval.metrics import (
     mean_efficiency_at_k,
     mean_pass_at_k,
     mean_speedup_at_k,
+    pareval_efficiency_at_k,
+    pareval_speedup_at_k,
 )
 
 _RESOURCE_KEYS = ("resources", "threads", "ranks", "np")
@@ -44,6 +50,9 @@ class GroupSummary:
     failures: dict[str, int] = field(default_factory=dict)
     failure_details: dict[str, Counter[str]] = field(default_factory=dict)
     speedups: list[float] = field(default_factory=list)  # of passing candidates, for plots
+    # ParEval's published formulas (upstream-comparable), when the suite reports its timings
+    upstream_speedup_at: dict[int, float | None] = field(default_factory=dict)
+    upstream_efficiency_at: dict[int, float | None] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -96,10 +105,39 @@ def summarize_group(
         if has_speedup:
             g.speedup_at[k] = mean_speedup_at_k(speed_lists, k)
             g.efficiency_at[k] = mean_efficiency_at_k(eff_lists, k)
+    _upstream_speedups(g, per_problem, ks)
     table = failure_table(r.get("failure_class") for v in per_problem.values() for r in v)
     g.failure_details = table
     g.failures = failure_totals(table)
     return g
+
+
+def _upstream_speedups(
+    g: GroupSummary, per_problem: dict[str, list[dict[str, Any]]], ks: Sequence[int]
+) -> None:
+    """ParEval's speedup_n@k / efficiency_n@k: per problem over its passing samples (baseline:
+    their fastest BestSequential), then the mean over problems with at least one pass."""
+    timed = [
+        [
+            r["metrics"]
+            for r in v
+            if r.get("status") == "pass" and "best_sequential_s" in (r.get("metrics") or {})
+        ]
+        for v in per_problem.values()
+    ]
+    if not any(timed):
+        return
+    for k in ks:
+        speed, eff = [], []
+        for ms in timed:
+            if not ms:
+                continue  # upstream drops problems without a passing sample from the mean
+            runtimes = [float(m["runtime_s"]) for m in ms]
+            baseline = min(float(m["best_sequential_s"]) for m in ms)
+            speed.append(pareval_speedup_at_k(runtimes, baseline, k))
+            eff.append(pareval_efficiency_at_k(runtimes, baseline, _resources(ms[0]), k))
+        g.upstream_speedup_at[k] = sum(speed) / len(speed) if speed else None
+        g.upstream_efficiency_at[k] = sum(eff) / len(eff) if eff else None
 
 
 def summarize(records: Iterable[dict[str, Any]], ks: Sequence[int]) -> list[GroupSummary]:
@@ -119,6 +157,21 @@ def summarize(records: Iterable[dict[str, Any]], ks: Sequence[int]) -> list[Grou
             for (lang, var), sub in sorted(by_lv.items()):
                 out.append(summarize_group(suite, sub, ks, lang, var))
     return out
+
+
+def note_text(note: Any) -> str:
+    """A suite's log-header note as one line (ParEval: verdict mode and core cap)."""
+    if not isinstance(note, dict):
+        return str(note)
+    parts = []
+    if "verdict_label" in note:
+        parts.append(f"verdict: {note['verdict_label']}")
+    if "cores_cap" in note:
+        parts.append(f"launch sweep capped at {note['cores_cap']} cores")
+    for model, plan in (note.get("launch") or {}).items():
+        if isinstance(plan, dict):
+            parts.append(f"{model}: {', '.join(plan.get('run', []))}")
+    return "; ".join(parts) or str(note)
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -155,9 +208,16 @@ def print_table(
         table.add_column("skipped", justify="right")
     for k in ks:
         table.add_column(f"pass@{k}", justify="right")
+    any_upstream = any(g.upstream_speedup_at for g in summary)
     if any_speed:
         for k in ks:
             table.add_column(f"speedup@{k}", justify="right")
+            if any_upstream:
+                table.add_column(f"efficiency@{k}", justify="right")
+    if any_upstream:
+        for k in ks:
+            table.add_column(f"ParEval speedup_n@{k}", justify="right")
+            table.add_column(f"ParEval efficiency_n@{k}", justify="right")
     table.add_column("failures")
     for g in summary:
         row = [
@@ -170,12 +230,32 @@ def print_table(
             row.append(str(g.skipped) if g.skipped else "")
         row += [_fmt(g.pass_at.get(k)) for k in ks]
         if any_speed:
-            row += [_fmt(g.speedup_at.get(k), 2) for k in ks]
+            for k in ks:
+                row.append(_fmt(g.speedup_at.get(k), 2))
+                if any_upstream:
+                    row.append(_fmt(g.efficiency_at.get(k), 2))
+        if any_upstream:
+            for k in ks:
+                row += [
+                    _fmt(g.upstream_speedup_at.get(k), 2),
+                    _fmt(g.upstream_efficiency_at.get(k), 2),
+                ]
         row.append(_failures_text(g))
         table.add_row(*row, style="bold" if g.label == "(all)" else None)
     console.print(table)
+    if any_speed:
+        console.print(
+            "speedup@k / efficiency@k: expected BEST of k samples, failed samples count 0 "
+            "(codegen-lab's estimator)"
+        )
+    if any_upstream:
+        console.print(
+            "ParEval speedup_n@k / efficiency_n@k: ParEval's analysis/metrics.py formula at the "
+            "largest launch config run (passing samples only; its nCr quirk makes k > 1 neither best nor worst of k), for "
+            "comparison with published tables"
+        )
     if excluded:
-        console.print(f"excluded (known-bad upstream problems): {len(excluded)}")
+        console.print(f"excluded, with reasons: {len(excluded)}")
         for e in excluded[:20]:
             console.print(f"  {e['suite']}/{e['sample_id']}: {e['reason']}")
 
@@ -264,14 +344,19 @@ def render_html(
             )
             + "</p>"
         )
+        for suite, note in (h.get("suite_notes") or {}).items():
+            out.append(f'<p class="meta">{_esc(suite)}: {_esc(note_text(note))}</p>')
     out.append("<h2>Results</h2>")
     out.append(
         '<table id="results"><thead><tr><th class="l">suite</th><th class="l">language/variant</th>'
     )
     out.append("<th>problems</th><th>n</th><th>skipped</th>")
     out += [f"<th>pass@{k}</th>" for k in ks]
+    any_upstream = any(g.upstream_speedup_at for g in summary)
     if any_speed:
         out += [f"<th>speedup@{k}</th><th>efficiency@{k}</th>" for k in ks]
+    if any_upstream:
+        out += [f"<th>ParEval speedup_n@{k}</th><th>ParEval efficiency_n@{k}</th>" for k in ks]
     out.append('<th class="l">failures</th></tr></thead><tbody>')
     for g in summary:
         cls = ' class="suite"' if g.label == "(all)" else ""
@@ -284,9 +369,26 @@ def render_html(
                 f"<td>{_fmt(g.speedup_at.get(k), 2)}</td><td>{_fmt(g.efficiency_at.get(k), 2)}</td>"
                 for k in ks
             ]
+        if any_upstream:
+            cells += [
+                f"<td>{_fmt(g.upstream_speedup_at.get(k), 2)}</td>"
+                f"<td>{_fmt(g.upstream_efficiency_at.get(k), 2)}</td>"
+                for k in ks
+            ]
         cells.append(f'<td class="l">{_esc(_failures_text(g, 8))}</td>')
         out.append(f"<tr{cls}>{''.join(cells)}</tr>")
     out.append("</tbody></table>")
+    if any_speed:
+        out.append(
+            '<p class="meta">speedup@k / efficiency@k: expected best of k samples, failed '
+            "samples count 0 (codegen-lab's estimator).</p>"
+        )
+    if any_upstream:
+        out.append(
+            '<p class="meta">ParEval speedup_n@k / efficiency_n@k: the formula of ParEval\'s '
+            "analysis/metrics.py (passing samples only, at the largest "
+            "launch config run), for comparison with published tables.</p>"
+        )
 
     # failure classes with details
     out.append("<h2>Failure classes</h2>")

@@ -339,6 +339,10 @@ async def run_eval(
         "versions": versions(),
         **config.header,
     }
+    # What a suite wants readers of the log to know (e.g. ParEval's core cap and verdict mode).
+    notes = {t.name: t.metadata["log_header"] for t in tasks if t.metadata.get("log_header")}
+    if notes:
+        header["suite_notes"] = notes
     resumed: dict[str, dict[str, Any]] = {}
     pending: dict[str, dict[str, Any]] = {}
     excluded_logged: set[tuple[str, str]] = set()

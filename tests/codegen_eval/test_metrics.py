@@ -110,3 +110,52 @@ def test_failure_table_groups_details() -> None:
     assert t["compile_error"]["syntax"] == 2
     assert t["timeout"][""] == 1
     assert failure_totals(t) == {"compile_error": 3, "timeout": 1}
+
+
+def test_pareval_formulas_are_upstreams() -> None:
+    from codegen_eval.metrics import (
+        expected_max_of_k,
+        pareval_efficiency_at_k,
+        pareval_speedup_at_k,
+    )
+
+    runtimes, baseline = [2.0, 1.0, 4.0], 4.0  # speedups 2, 4, 1
+    assert pareval_speedup_at_k(runtimes, baseline, 1) == pytest.approx(7 / 3)
+    # k=2: upstream weights runtime j by nCr(j-1, 1)/nCr(3, 2), the chance it is the slower of
+    # a pair (worst of 2 would be (2 + 1 + 1) / 3), but its nCr(0, 1) is 1, not 0, so the
+    # fastest sample adds 4/3: (4 + 2 + 2*1) / 3. Best of 2 (ours) is (4 + 4 + 2) / 3.
+    assert pareval_speedup_at_k(runtimes, baseline, 2) == pytest.approx(8 / 3)
+    assert expected_max_of_k([2.0, 4.0, 1.0], 2) == pytest.approx(10 / 3)
+    # fewer passing samples than k: upstream's nCr(n<r) = 1 makes it the plain sum
+    assert pareval_speedup_at_k([2.0], baseline, 5) == pytest.approx(2.0)
+    assert pareval_speedup_at_k([0.0], 1.0, 1) == pytest.approx(1e8)  # runtimes floored at 1e-8
+    assert pareval_efficiency_at_k(runtimes, baseline, 4, 1) == pytest.approx(7 / 12)
+    with pytest.raises(ValueError):
+        pareval_efficiency_at_k(runtimes, baseline, 0, 1)
+
+
+def test_report_shows_both_speedup_estimators() -> None:
+    from codegen_eval.report import summarize_group
+
+    def rec(pid: str, status: str, runtime: float) -> dict:
+        m = {
+            "runtime_s": runtime,
+            "best_sequential_s": 1.0,
+            "speedup": 1.0 / runtime,
+            "resources": 2.0,
+        }
+        return {"sample_id": pid, "status": status, "metrics": m if status == "pass" else {}}
+
+    records = [
+        rec("a", "pass", 0.5),
+        rec("a", "pass", 0.25),
+        rec("b", "fail", 1.0),
+        rec("b", "fail", 1.0),
+    ]
+    g = summarize_group("pareval", records, (1, 2))
+    # upstream: only problem a (b has no passing sample): mean of 2 and 4 at k=1, and at
+    # k = N = 2 the sum 2 + 4 (its nCr(0, 1) = 1), more than either sample
+    assert g.upstream_speedup_at == {1: pytest.approx(3.0), 2: pytest.approx(6.0)}
+    assert g.upstream_efficiency_at[1] == pytest.approx(1.5)
+    # ours: both problems, failures count 0, best of 2
+    assert g.speedup_at == {1: pytest.approx(1.5), 2: pytest.approx(2.0)}

@@ -1,0 +1,269 @@
+"""The trusted verdict for ParEval: decided by a process that contains no candidate code.
+
+Upstream's driver calls the candidate and the baseline in one process and prints the verdict
+there, so the candidate can forge it. Here (see pareval_trusted.h for the C++ side):
+
+  1. checker (built once per problem and model from ParEval's own cpu.cc, with a stub in
+     place of the candidate function; no candidate code) runs in `record` mode in a trusted
+     sandbox: validate() runs with the baseline answering, and every call's arguments are
+     written to calls.<rank>.bin. Cached per (problem, model, ranks).
+  2. producer (the candidate compiled as upstream compiles it, with our main) runs in the
+     candidate's sandbox at each launch config: it answers the recorded calls and writes the
+     outputs to results.<rank>.bin. That is all it can influence.
+  3. checker runs in `check` mode in a fresh trusted sandbox with the recorded calls and the
+     candidate's results: validate() compares them with the baseline exactly as upstream's
+     driver does, and rank 0 prints the verdict.
+
+What it covers: serial, omp, mpi, mpi+omp, whose functions take std::vector / std::array /
+std::string / scalars / plain structs (all 60 ParEval problems). Not timing: the candidate's
+speed is measured only by upstream's in-process driver (see docs/codegen-eval.md for why a
+trusted timer for ParEval is out of reach), so trusted runs report no speedup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import secrets
+import shlex
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from codegen_eval.failures import classify_compile_result, classify_exec, short_log
+from codegen_eval.readers.pareval.build import BUILD_LIMITS, exec_summary, run_command
+from codegen_eval.readers.pareval.checkout import (
+    MODELS,
+    LaunchConfig,
+    ModelSpec,
+    patch_prompt,
+    prompt_signature,
+)
+from codegen_eval.types import Candidate, FailureClass, Sample, Score
+from sandboxes import open_sandbox
+
+if TYPE_CHECKING:
+    from codegen_eval.readers.pareval.scorer import ParEvalScorer
+
+HEADER = "pareval_trusted.h"
+MAX_RESULTS_BYTES = 64 << 20  # per rank; validation inputs are small
+
+
+def trusted_header() -> str:
+    return resources.files("codegen_eval.readers.pareval").joinpath(HEADER).read_text("utf-8")
+
+
+def stub_code(sample: Sample) -> str | None:
+    """The checker's generated-code.hpp: the prompt (NO_INLINE-patched like upstream), the
+    baseline declared, and a body that hands every call to pe_trusted::Stub."""
+    meta = sample.metadata
+    prompt, baseline, decl = (
+        str(meta["prompt"]),
+        str(meta["baseline_name"]),
+        str(meta["baseline_decl"]),
+    )
+    sig = prompt_signature(prompt)
+    if sig is None or not baseline or not decl:
+        return None
+    lines = patch_prompt(prompt).split("\n")
+    args = ", ".join([f"&{baseline}", *sig.param_names])
+    return "\n".join(
+        [
+            f'#include "{HEADER}"',
+            *lines[:-1],
+            decl,
+            lines[-1],
+            f"    return pe_trusted::Stub<decltype(&{sig.name})>::call({args});",
+            "}",
+            "",
+        ]
+    )
+
+
+def hide_baseline(sample: Sample) -> dict[str, str | bytes]:
+    """The harness files for the candidate's build, with the baseline function renamed to a
+    random name: the producer runs the candidate, and a candidate that calls the baseline
+    (even through macros the text screen cannot see) must not find it."""
+    name = str(sample.metadata.get("baseline_name", ""))
+    files: dict[str, str | bytes] = dict(sample.files)
+    if name:
+        hidden = "pe_" + secrets.token_hex(12)
+        bench = str(sample.metadata["bench_dir"])
+        for key, text in sample.files.items():
+            if key.startswith(bench + "/"):
+                files[key] = re.sub(rf"\b{re.escape(name)}\b", hidden, text)
+    return files
+
+
+def _build(spec: ModelSpec, meta: dict[str, Any], main_file: str, out: str) -> list[str]:
+    return shlex.split(
+        f'{spec.cxx} {spec.cxxflags} -Igen -DDRIVER_PROBLEM_SIZE="{meta["problem_size"]}" '
+        f"-Icpp -Icpp/models {spec.macro} {main_file} -o {out}"
+    )
+
+
+def _rank_files(stem: str, procs: int) -> list[str]:
+    return [f"{stem}.{r}.bin" for r in range(procs)]
+
+
+class TrustedRunner:
+    def __init__(self, scorer: ParEvalScorer) -> None:
+        self.scorer = scorer
+        self.header = trusted_header()
+        self._checkers: dict[str, bytes | str] = {}
+        self._records: dict[tuple[str, int], dict[str, bytes] | str] = {}
+        self._locks: dict[Any, asyncio.Lock] = {}
+
+    # ------------------------------------------------------------------ trusted side
+    async def checker(self, sample: Sample, spec: ModelSpec) -> bytes | str:
+        key = f"{sample.metadata['bench_dir']}|{spec.name}"
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            if key not in self._checkers:
+                self._checkers[key] = await self._build_checker(sample, spec)
+            return self._checkers[key]
+
+    async def _build_checker(self, sample: Sample, spec: ModelSpec) -> bytes | str:
+        stub = stub_code(sample)
+        if stub is None:
+            return "no baseline function found for the trusted checker"
+        meta = sample.metadata
+        files: dict[str, str | bytes] = dict(sample.files)
+        files[f"gen/{HEADER}"] = self.header
+        files[f"gen/generated-code.{spec.gen_ext}"] = stub
+        files["checker.cc"] = (
+            f'#include "{meta["bench_dir"]}/{spec.bench_file}"\n'
+            "int main(int argc, char **argv) {\n"
+            "    return pe_trusted::checker_main<Context>(argc, argv, &init, &validate, &destroy);\n"
+            "}\n"
+        )
+        async with self.scorer.tokens.hold(1), open_sandbox(self.scorer.sandbox) as sb:
+            r = await sb.exec(
+                _build(spec, meta, "checker.cc", "checker"), files=files, limits=BUILD_LIMITS
+            )
+            if not r.ok:
+                return f"the trusted checker did not build: {short_log(r.stderr)[-600:]}"
+            return await sb.read_file("checker")
+
+    async def recording(
+        self, sample: Sample, spec: ModelSpec, checker: bytes, procs: int
+    ) -> dict[str, bytes] | str:
+        key = (f"{sample.metadata['bench_dir']}|{spec.name}", procs)
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            if key not in self._records:
+                self._records[key] = await self._record(spec, checker, procs)
+            return self._records[key]
+
+    async def _run_checker(
+        self, spec: ModelSpec, checker: bytes, procs: int, mode: str, files: dict[str, bytes]
+    ) -> tuple[Any, dict[str, bytes]]:
+        cfg = LaunchConfig(procs, 1, (mode,))
+        argv, env = run_command(spec, cfg, exe="./checker")
+        async with open_sandbox(self.scorer.sandbox) as sb:
+            await sb.write_file("checker", checker, executable=True)
+            for name, data in files.items():
+                await sb.write_file(name, data)
+            async with self.scorer.tokens.hold(procs):
+                r = await sb.exec(argv, limits=self.scorer.run_limits(), env=env)
+            out: dict[str, bytes] = {}
+            if mode == "record" and r.ok:
+                for name in _rank_files("calls", procs):
+                    out[name] = await sb.read_file(name, max_bytes=MAX_RESULTS_BYTES)
+            return r, out
+
+    async def _record(self, spec: ModelSpec, checker: bytes, procs: int) -> dict[str, bytes] | str:
+        r, calls = await self._run_checker(spec, checker, procs, "record", {})
+        if not r.ok or "PE_VERDICT PASS" not in r.stdout:
+            return f"recording the validation calls failed ({exec_summary(r)}): {short_log(r.stdout + r.stderr)[-600:]}"
+        return calls
+
+    # -------------------------------------------------------------------- per candidate
+    async def score(self, sample: Sample, candidate: Candidate) -> Score:
+        from codegen_eval.readers.pareval.scorer import TRUSTED_LABEL, config_of, generated_code
+
+        meta = sample.metadata
+        spec = MODELS[str(meta["variant"])]
+        checker = await self.checker(sample, spec)
+        if isinstance(checker, str):
+            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=checker)
+        sig = prompt_signature(str(meta["prompt"]))
+        assert sig is not None  # stub_code succeeded
+        files: dict[str, str | bytes] = hide_baseline(sample)
+        files[f"gen/{HEADER}"] = self.header
+        files[f"gen/generated-code.{spec.gen_ext}"] = generated_code(sample, candidate.code)
+        files["producer.cc"] = (
+            f'#include "{meta["bench_dir"]}/{spec.bench_file}"\n'
+            f'#include "gen/{HEADER}"\n'
+            "int main(int argc, char **argv) {\n"
+            f"    return pe_trusted::producer_main(&{sig.name}, argc, argv);\n"
+            "}\n"
+        )
+        configs = [config_of(c) for c in meta["launch"]]
+        async with open_sandbox(self.scorer.sandbox) as sb:
+            async with self.scorer.tokens.hold(1):
+                build = await sb.exec(
+                    _build(spec, meta, "producer.cc", "producer"), files=files, limits=BUILD_LIMITS
+                )
+            if (fc := classify_compile_result(build)) is not None:
+                return Score(0.0, "fail", fc, explanation=short_log(build.stderr + build.stdout))
+            for cfg in configs:
+                verdict = await self._one_config(sb, sample, spec, checker, cfg)
+                if verdict is not None:
+                    return verdict
+        return Score(
+            1.0,
+            "pass",
+            metrics={"resources": float(max(c.resources for c in configs))},
+            explanation=f"{TRUSTED_LABEL}; all of {', '.join(c.label for c in configs)} passed",
+        )
+
+    async def _one_config(
+        self, sb: Any, sample: Sample, spec: ModelSpec, checker: bytes, cfg: LaunchConfig
+    ) -> Score | None:
+        where = f"at {cfg.label}"
+        calls = await self.recording(sample, spec, checker, cfg.procs)
+        if isinstance(calls, str):
+            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=calls)
+        for name in _rank_files("results", cfg.procs):  # never a stale file from another config
+            await sb.write_file(name, b"")
+        for name, data in calls.items():
+            await sb.write_file(name, data)
+        argv, env = run_command(spec, cfg, exe="./producer")
+        async with self.scorer.tokens.hold(cfg.resources):
+            r = await sb.exec(argv, limits=self.scorer.run_limits(), env=env)
+        if (fc := classify_exec(r)) is not None:
+            return Score(
+                0.0,
+                "fail",
+                fc,
+                explanation=f"{where}: {exec_summary(r)}: {short_log(r.stderr + r.stdout)}",
+            )
+        results: dict[str, bytes] = {}
+        for name in _rank_files("results", cfg.procs):
+            try:
+                results[name] = await sb.read_file(name, max_bytes=MAX_RESULTS_BYTES + 1)
+            except (FileNotFoundError, PermissionError, NotADirectoryError):
+                results[name] = b""
+            if len(results[name]) > MAX_RESULTS_BYTES:
+                return Score(0.0, "fail", FailureClass.with_detail(FailureClass.TAMPER, "bad_protocol"),
+                             explanation=f"{where}: {name} is larger than {MAX_RESULTS_BYTES} bytes")  # fmt: skip
+        check, _ = await self._run_checker(spec, checker, cfg.procs, "check", {**calls, **results})
+        return self._verdict(check, where)
+
+    @staticmethod
+    def _verdict(check: Any, where: str) -> Score | None:
+        out = check.stdout
+        if "PE_BAD_RESULTS" in out:
+            line = next(ln for ln in out.splitlines() if "PE_BAD_RESULTS" in ln)
+            return Score(0.0, "fail", FailureClass.with_detail(FailureClass.TAMPER, "bad_protocol"),
+                         explanation=f"{where}: the candidate's outputs do not parse: {line}")  # fmt: skip
+        if "PE_DIVERGED" in out or "PE_PROTOCOL" in out:
+            return Score(0.0, "error", FailureClass.INFRA_ERROR,
+                         explanation=f"{where}: trusted checker: {short_log(out + check.stderr)}")  # fmt: skip
+        if check.ok and "PE_VERDICT PASS" in out:
+            return None
+        if check.ok and "PE_VERDICT FAIL" in out:
+            return Score(0.0, "fail", FailureClass.WRONG_ANSWER,
+                         explanation=f"{where}: the trusted checker's validate() failed")  # fmt: skip
+        # validate() crashed or hung on what the candidate returned (e.g. an output vector
+        # shorter than the driver indexes): the candidate's answer is wrong.
+        return Score(0.0, "fail", FailureClass.WRONG_ANSWER,
+                     explanation=f"{where}: the trusted checker failed on the candidate's outputs: {exec_summary(check)}")  # fmt: skip
