@@ -10,7 +10,7 @@ Grouping: one row per suite, then one per (suite, language, variant). Per group:
   ParEval speedup_n@k / efficiency_n@k
              upstream's own formulas (metrics.pareval_speedup_at_k), when the records carry
              metrics "runtime_s" and "best_sequential_s" (the ParEval reader's): over passing
-             samples only; see metrics.pareval_speedup_at_k); shown next to ours
+             samples only (see metrics.pareval_speedup_at_k); shown next to ours
 """
 
 from __future__ import annotations

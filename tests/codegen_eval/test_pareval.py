@@ -238,3 +238,19 @@ def test_bad_paths_are_one_line_errors(tmp_path: Path) -> None:
         load_pareval(FIXTURE / "prompts" / "generation-prompts.json")
     with pytest.raises(ValueError, match="prompts must be one of"):
         load_pareval(FIXTURE, prompts="bogus")
+    with pytest.raises(ValueError, match="unknown parallelism model 'opm'"):
+        load_pareval(FIXTURE, models=("serial", "opm"))
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from codegen_eval.cli import main
+
+    prompts = FIXTURE / "prompts" / "generation-prompts.json"
+    assert main(["run", "--pareval", str(prompts), "--solver", "reference"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "--pareval-checkout" in err and len(err.splitlines()) == 1
+    assert main(["run", "--pareval", str(tmp_path / "nope"), "--solver", "reference"]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    args = ["run", "--pareval", str(FIXTURE), "--pareval-prompts", "bogus", "--solver", "reference"]
+    assert main(args) == 1
+    assert "prompts must be one of" in capsys.readouterr().err

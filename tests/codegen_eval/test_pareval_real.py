@@ -82,3 +82,4 @@ async def test_struct_from_the_prompt_and_the_baseline_that_fails_its_driver(
     bad = got["48_sparse_la_sparse_axpy/serial"]
     assert bad["failure_class"] == "runtime_crash:SIGABRT"
     assert "a.size() == b.size()" in bad["explanation"]
+    assert "upstream issue" in bad["explanation"]

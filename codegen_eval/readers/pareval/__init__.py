@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.readers.pareval.checkout import (
+    ALL_MODELS,
     DEFAULT_PROBLEM_SIZE,
     MODELS,
     LaunchPlan,
@@ -44,6 +45,7 @@ from codegen_eval.types import Sample, Task
 __all__ = [
     "KNOWN_BAD",
     "MODELS",
+    "UPSTREAM_ISSUES",
     "ParEvalFormatError",
     "ParEvalScorer",
     "RunSettings",
@@ -53,6 +55,20 @@ __all__ = [
 
 # (problem name, model or "*") -> why it is excluded: upstream problems confirmed broken.
 KNOWN_BAD: dict[tuple[str, str], str] = {}
+
+# Problems whose own baseline fails its driver on this toolchain, in upstream's flow too
+# (checked by hand). They stay in the dataset, as in upstream's tables; a failing candidate's
+# explanation carries the note so nobody debugs the candidate for the driver's fault.
+UPSTREAM_ISSUES: dict[str, str] = {
+    "07_fft_fft_conjugate": "upstream issue: validate() compares with fftCooleyTookey, which "
+    "conjugates at every recursion level, not with the FFT-then-conjugate baseline; a correct "
+    "answer fails too",
+    "22_histogram_count_quadrants": "upstream issue: cpu.cc does not include <array> before "
+    "generated-code.hpp (GCC 12's libstdc++ does not pull it in), so a completion of the "
+    "prompt's std::array signature does not compile",
+    "48_sparse_la_sparse_axpy": "upstream issue: validate() clears the output before the call "
+    "and the baseline does not resize it, so fequal's size assertion aborts",
+}
 
 PROMPT_FILES = {
     "generation": "generation-prompts.json",
@@ -121,6 +137,10 @@ def load_pareval(
         raise FileNotFoundError(
             f"{root} does not look like a ParEval checkout: expected drivers/cpp/models and "
             "drivers/cpp/benchmarks"
+        )
+    if models is not None and (unknown := sorted(set(models) - set(ALL_MODELS))):
+        raise ValueError(
+            f"unknown parallelism model {unknown[0]!r} (ParEval's: {', '.join(ALL_MODELS)})"
         )
     if verdict not in (VERDICT_UPSTREAM, VERDICT_TRUSTED):
         raise ValueError(f"verdict must be {VERDICT_UPSTREAM!r} or {VERDICT_TRUSTED!r}")
@@ -245,6 +265,7 @@ def _sample(
             "problem_size": sizes.get(pname, {}).get(model, DEFAULT_PROBLEM_SIZE),
             "baseline_name": ref.baseline_name if ref else "",
             "baseline_decl": ref.declaration if ref else "",
+            "upstream_issue": UPSTREAM_ISSUES.get(pname, ""),
             "launch": [
                 {"procs": c.procs, "threads": c.threads, "argv": list(c.argv), "params": c.params}
                 for c in plan.configs

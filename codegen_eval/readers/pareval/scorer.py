@@ -136,8 +136,12 @@ class ParEvalScorer:
                 from codegen_eval.readers.pareval.trusted import TrustedRunner
 
                 self._trusted = TrustedRunner(self)
-            return await self._trusted.score(sample, candidate)
-        return await self._score_upstream(sample, candidate)
+            score = await self._trusted.score(sample, candidate)
+        else:
+            score = await self._score_upstream(sample, candidate)
+        if score.status == "fail" and (issue := meta.get("upstream_issue")):
+            score.explanation = f"{score.explanation} [{issue}]"
+        return score
 
     async def _score_upstream(self, sample: Sample, candidate: Candidate) -> Score:
         meta = sample.metadata
