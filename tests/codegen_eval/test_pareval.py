@@ -254,3 +254,12 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     args = ["run", "--pareval", str(FIXTURE), "--pareval-prompts", "bogus", "--solver", "reference"]
     assert main(args) == 1
     assert "prompts must be one of" in capsys.readouterr().err
+
+
+def test_a_completion_that_calls_the_function_is_not_a_definition() -> None:
+    task = load_pareval(FIXTURE, models=("serial",))
+    s = next(x for x in task.dataset if x.id == "00_reduce_sum_of_squares/serial")
+    body = "  while (sumOfSquares(std::vector<double>(x.begin(), x.end() - 1)) > 0) {\n    break;\n  }\n  return 0;\n}"
+    assert generated_code(s, body).startswith(patch_prompt(s.metadata["prompt"]))
+    full = "static inline double\nhelper(double v) { return v; }\ndouble sumOfSquares(std::vector<double> const &x) {\n  return 0;\n}"
+    assert "NO_INLINE" not in generated_code(s, full)

@@ -63,7 +63,15 @@ def generated_code(sample: Sample, code: str) -> str:
     if code.startswith(prompt):
         code = code[len(prompt) :]
     sig = prompt_signature(prompt)
-    if sig and re.search(rf"\b{re.escape(sig.name)}\s*\([^;]*\)\s*(const\s*)?\{{", code):
+    # a definition: at the start of a line, a return type, the name, balanced parameters, `{`
+    # (a call such as `while (f(x) > 0) {` is not one)
+    definition = (
+        rf"^[ \t]*(?:[\w:<>,*&]+[ \t]+)+{re.escape(sig.name)}\s*"
+        rf"\((?:[^()]|\([^()]*\))*\)\s*(?:const\s*)?\{{"
+        if sig
+        else None
+    )
+    if definition and re.search(definition, code, re.M):
         preamble = "\n".join(prompt.rstrip().split("\n")[:-1])
         return f"{preamble}\n{code}\n"
     return patch_prompt(prompt) + "\n" + code
