@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import statistics
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -194,7 +195,9 @@ def print_table(
     from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    # Not a terminal (a pipe, a CI log): rich would wrap the table at 80 columns, unreadable
+    # once the speedup columns are there.
+    console = console or Console(width=None if sys.stdout.isatty() else 200)
     any_speed = any(g.speedup_at for g in summary)
     # Skipped candidates (e.g. CUDA runs with no GPU) are not in n or pass@k; show them so a
     # row of zeros never reads as "nothing was there".
