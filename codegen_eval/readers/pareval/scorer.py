@@ -147,7 +147,7 @@ class ParEvalScorer:
             score = await self._trusted.score(sample, candidate)
         else:
             score = await self._score_upstream(sample, candidate)
-        if score.status == "fail" and (issue := meta.get("upstream_issue")):
+        if score.status in ("fail", "error") and (issue := meta.get("upstream_issue")):
             score.explanation = f"{score.explanation} [{issue}]"
         return score
 

@@ -72,7 +72,9 @@ def stub_code(sample: Sample) -> str | None:
             *lines[:-1],
             decl,
             lines[-1],
-            f"    return pe_trusted::Stub<decltype(&{sig.name})>::call({args});",
+            # `::name`: a parameter may share the function's name (42_sort_sorted_ranks'
+            # `ranks`), and inside the body the bare name would be the parameter
+            f"    return pe_trusted::Stub<decltype(&::{sig.name})>::call({args});",
             "}",
             "",
         ]
@@ -172,7 +174,13 @@ class TrustedRunner:
     async def _record(self, spec: ModelSpec, checker: bytes, procs: int) -> dict[str, bytes] | str:
         r, calls = await self._run_checker(spec, checker, procs, "record", {})
         if not r.ok or "PE_VERDICT PASS" not in r.stdout:
-            return f"recording the validation calls failed ({exec_summary(r)}): {short_log(r.stdout + r.stderr)[-600:]}"
+            # validate() stops at the first trial the baseline fails, so the later calls
+            # cannot be recorded and no candidate can be judged
+            return (
+                "the baseline does not pass its own driver here, so the trusted mode cannot "
+                f"record the validation calls ({exec_summary(r)}): "
+                f"{short_log(r.stdout + r.stderr)[-400:]}"
+            )
         return calls
 
     # -------------------------------------------------------------------- per candidate
@@ -193,7 +201,7 @@ class TrustedRunner:
             f'#include "{meta["bench_dir"]}/{spec.bench_file}"\n'
             f'#include "gen/{HEADER}"\n'
             "int main(int argc, char **argv) {\n"
-            f"    return pe_trusted::producer_main(&{sig.name}, argc, argv);\n"
+            f"    return pe_trusted::producer_main(&::{sig.name}, argc, argv);\n"
             "}\n"
         )
         configs = [config_of(c) for c in meta["launch"]]
