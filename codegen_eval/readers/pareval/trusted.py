@@ -103,6 +103,12 @@ def _build(spec: ModelSpec, meta: dict[str, Any], main_file: str, out: str) -> l
     )
 
 
+def _tamper(why: str) -> Score:
+    return Score(
+        0.0, "fail", FailureClass.with_detail(FailureClass.TAMPER, "bad_protocol"), explanation=why
+    )
+
+
 def _rank_files(stem: str, procs: int) -> list[str]:
     return [f"{stem}.{r}.bin" for r in range(procs)]
 
@@ -251,8 +257,7 @@ class TrustedRunner:
             except (FileNotFoundError, PermissionError, NotADirectoryError):
                 results[name] = b""
             if len(results[name]) > MAX_RESULTS_BYTES:
-                return Score(0.0, "fail", FailureClass.with_detail(FailureClass.TAMPER, "bad_protocol"),
-                             explanation=f"{where}: {name} is larger than {MAX_RESULTS_BYTES} bytes")  # fmt: skip
+                return _tamper(f"{where}: {name} is larger than {MAX_RESULTS_BYTES} bytes")
         check, _ = await self._run_checker(spec, checker, cfg.procs, "check", {**calls, **results})
         return self._verdict(check, where)
 
@@ -261,17 +266,18 @@ class TrustedRunner:
         out = check.stdout
         if "PE_BAD_RESULTS" in out:
             line = next(ln for ln in out.splitlines() if "PE_BAD_RESULTS" in ln)
-            return Score(0.0, "fail", FailureClass.with_detail(FailureClass.TAMPER, "bad_protocol"),
-                         explanation=f"{where}: the candidate's outputs do not parse: {line}")  # fmt: skip
+            return _tamper(f"{where}: the candidate's outputs do not parse: {line}")
         if "PE_DIVERGED" in out or "PE_PROTOCOL" in out:
-            return Score(0.0, "error", FailureClass.INFRA_ERROR,
-                         explanation=f"{where}: trusted checker: {short_log(out + check.stderr)}")  # fmt: skip
+            why = f"{where}: trusted checker: {short_log(out + check.stderr)}"
+            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=why)
         if check.ok and "PE_VERDICT PASS" in out:
             return None
         if check.ok and "PE_VERDICT FAIL" in out:
-            return Score(0.0, "fail", FailureClass.WRONG_ANSWER,
-                         explanation=f"{where}: the trusted checker's validate() failed")  # fmt: skip
+            why = f"{where}: the trusted checker's validate() failed"
+            return Score(0.0, "fail", FailureClass.WRONG_ANSWER, explanation=why)
         # validate() crashed or hung on what the candidate returned (e.g. an output vector
         # shorter than the driver indexes): the candidate's answer is wrong.
-        return Score(0.0, "fail", FailureClass.WRONG_ANSWER,
-                     explanation=f"{where}: the trusted checker failed on the candidate's outputs: {exec_summary(check)}")  # fmt: skip
+        why = (
+            f"{where}: the trusted checker failed on the candidate's outputs: {exec_summary(check)}"
+        )
+        return Score(0.0, "fail", FailureClass.WRONG_ANSWER, explanation=why)
