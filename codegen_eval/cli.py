@@ -222,6 +222,8 @@ def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
         mc = get_config().model(alias)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+    if mc.provider == "local" and not mc.base_url:
+        _local_model_preflight(alias, mc.options)
     if mc.provider == "openai" and mc.base_url:
         url = mc.base_url.rstrip("/") + "/models"
         try:
@@ -231,6 +233,32 @@ def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
                 f"model {alias!r}: the server at {mc.base_url} is not reachable ({exc})"
             ) from None
     return {"model": alias, "provider": mc.provider, "base_url": mc.base_url or ""}
+
+
+def _local_model_preflight(alias: str, options: dict[str, Any]) -> None:
+    """The embedded model needs its server package and weights; without them every request
+    would fail, so say so before any work (starting the server is left to the run)."""
+    from appl.errors import ApplError
+    from appl.local.catalog import resolve_spec
+    from appl.local.server import server_package_available
+    from appl.local.weights import weights_path
+
+    try:
+        spec = resolve_spec(options.get("model") or options.get("local_model"))
+    except ApplError as exc:
+        raise CliError(f"model {alias!r}: {exc}") from None
+    if not server_package_available():
+        raise CliError(
+            f"model {alias!r}: the local model server (llama-cpp-python[server]) is not "
+            "installed; run `scripts/setup.sh --local-model`, or use --model/--base-url for "
+            "another server"
+        )
+    path = weights_path(spec)
+    if not path.exists():
+        raise CliError(
+            f"model {alias!r}: local model {spec.name} is not installed (no {path}); run "
+            f"`python -m appl.local fetch --model {spec.name}` or `scripts/setup.sh --local-model`"
+        )
 
 
 def _parse_solver(text: str) -> str:
@@ -353,6 +381,10 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     if args.resume:
         logged_header, logged_plugins, notes = _take_logged_options(args, parser)
         plugins = list(dict.fromkeys(plugins + _load_plugins(logged_plugins)))
+    if args.log and Path(args.log).is_dir():
+        raise CliError(
+            f"--log {args.log} is a directory; give a file, e.g. {Path(args.log) / 'run.jsonl'}"
+        )
     args.sandbox = args.sandbox or os.environ.get("CODEGEN_SANDBOX") or "bwrap"
     os.environ["CODEGEN_SANDBOX"] = args.sandbox  # open_sandbox() reads it
     absolutize_paths(args)
@@ -442,6 +474,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         print(f"nothing left to do: every candidate in {log_path} was already scored")
     print(f"log: {log_path}  (scored now: {result.scored_now}, cache hits: {result.cache_hits})")
     if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(
             render_html(summary, args.k, excluded=result.excluded), encoding="utf-8"
         )
@@ -466,6 +499,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     for run in runs:
         for note in run.notes:
             print(f"note: {run.path}: {note}", file=sys.stderr)
+        n = run.header.get("n")
+        if isinstance(n, int) and max(ks) > n:
+            print(
+                f"note: {run.path}: pass@{max(ks)} needs n >= {max(ks)}, this run has n={n}: "
+                "shown as —",
+                file=sys.stderr,
+            )
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     if len(runs) == 1:

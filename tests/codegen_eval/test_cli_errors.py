@@ -180,3 +180,17 @@ def test_report_and_export_of_bad_logs(tmp_path: Path) -> None:
     assert cp.returncode == 0, cp.stderr
     assert "the last line is cut off" in cp.stderr and "no end record" in cp.stderr
     assert "tiny-c" in cp.stdout and (tmp_path / "cut.html").exists()
+
+
+def test_missing_local_model_and_a_directory_as_log(tmp_path: Path) -> None:
+    log = tmp_path / "x.jsonl"
+    empty = tmp_path / "models"
+    empty.mkdir()
+    cp = cli("run", "--suite", "tiny-c", "--model", "local", "--log", str(log),
+             env={"APPL_MODEL_CACHE": str(empty)})  # fmt: skip
+    line = one_line_error(cp)
+    assert "model 'local'" in line and "not installed" in line and "setup.sh --local-model" in line
+    assert not log.exists()  # not one generation was tried
+    line = one_line_error(cli("run", "--suite", "tiny-c", "--solver", "reference", "--log",
+                              str(tmp_path)))  # fmt: skip
+    assert "is a directory; give a file" in line
