@@ -403,8 +403,9 @@ def render_comparison_html(
     out.append('<h2>Plots</h2><div class="plots">')
     series = [(f"[{i + 1}] {r.label}", colors[i]) for i, r in enumerate(runs)]
     keys = _group_keys(runs)
-    names = [f"{s} {lang + '/' + var if lang or var else ''}".strip() for s, lang, var in keys]
-    names = [n if (k[1] or k[2]) else f"{k[0]} (all)" for n, k in zip(names, keys, strict=True)]
+    names = [
+        f"{suite} {'/'.join(p for p in (lang, var) if p) or '(all)'}" for suite, lang, var in keys
+    ]
     for k in ks:
         values = [
             [(g.pass_at.get(k) if (g := r.group(*key)) else None) for r in runs] for key in keys
