@@ -187,7 +187,7 @@ class OmpPragmaScorer:
             try:
                 cand = parse_pragma(screened.text, implicit_private=implicit)
             except PragmaSyntaxError:
-                cand = None  # gcc still judges it; the clause metrics count it as all wrong
+                cand = None  # a guard: screened text parses; metrics would count it all wrong
         if answer.is_none or cand is not None:
             metrics.update(compare(reference, cand, implicit))
         else:
@@ -195,8 +195,7 @@ class OmpPragmaScorer:
         if screened is not None and (why := _wrong_construct(reference, screened)):
             return _fail(f"{FailureClass.WRONG_ANSWER}:wrong_construct",
                          f"{_one_line(answer)}: {why}", metrics)  # fmt: skip
-        observed = reference is not None and reference.parallel
-        plan = _Plan(answer, screened, reference, cand, observed)
+        plan = _Plan(answer, screened, reference, cand, self._observes(sample))
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
 
