@@ -38,6 +38,10 @@ PY_FILES = ("rpc_trusted.py", "rpc_candidate.py", "rpc_codec.py")
 C_HEADERS = ("he_core.h", "he_rpc.hpp")
 
 
+class _BuildFailed(Exception):
+    """A build from the user's problem file failed (the scorer falls back)."""
+
+
 class TrustedBuildError(RuntimeError):
     """Our own harness failed to build: a missing toolchain or a bug of ours."""
 
@@ -145,6 +149,11 @@ async def python_harness() -> PythonHarness:
     )
 
 
+def _backend(sandbox: str | None) -> bytes:
+    """Builds made in one backend's sandbox run in that backend (its compiler, its libs)."""
+    return (sandbox or os.environ.get("CODEGEN_SANDBOX") or "bwrap").encode()
+
+
 _failed: dict[str, str] = {}  # checker builds that failed in this process: key -> reason
 PCH_FLAGS = ["-std=c++17", "-O2", "-DHE_CANDIDATE=1"]
 
@@ -156,7 +165,7 @@ async def candidate_pch(sandbox: str | None) -> Path | None:
     from sandboxes import Limits, open_sandbox
 
     key = _digest(
-        b"pch", (sandbox or "").encode(), " ".join(PCH_FLAGS).encode(),
+        b"pch", _backend(sandbox), _gcc_id().encode(), " ".join(PCH_FLAGS).encode(),
         *(header_text(h).encode() for h in C_HEADERS),
     )  # fmt: skip
     if key in _failed:
@@ -193,7 +202,8 @@ async def compiled_checker(
 
     cc, src = ("gcc", "checker.c") if lang == "c" else ("g++", "checker.cpp")
     key = _digest(
-        lang.encode(), source.encode(), " ".join(flags + libs).encode(), _gcc_id().encode(),
+        lang.encode(), source.encode(), " ".join(flags + libs).encode(), _backend(sandbox),
+        _gcc_id().encode(),
         *(header_text(h).encode() for h in C_HEADERS),
     )  # fmt: skip
     if key in _failed:
@@ -207,8 +217,10 @@ async def compiled_checker(
                 files=files,
                 limits=Limits(wall_s=120, memory_mb=2048),
             )
-            if not r.ok:
-                raise _BuildFailed(r.stderr[-1500:] or r.status)
+            if r.status == "nonzero_exit":  # the problem's code: fall back for it
+                raise _BuildFailed(r.stderr[-1500:])
+            if not r.ok:  # a limit hit while building is no reason to trust less
+                raise TrustedBuildError(f"building the checker: {r.status}\n{r.stderr[-500:]}")
             (out / "he_checker").write_bytes(await sb.read_file("he_checker"))
         return {"he_checker": 0o711}
 
@@ -218,7 +230,3 @@ async def compiled_checker(
         _failed[key] = f"the checker does not build: {exc}"
         return None, _failed[key]
     return root / "he_checker", ""
-
-
-class _BuildFailed(Exception):
-    pass

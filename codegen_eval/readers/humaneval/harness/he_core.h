@@ -311,7 +311,8 @@ static void he_on_exit(int status, void *arg) {
 }
 static void he_on_signal(int sig) {
     if (sig == SIGALRM) he_verdict("fail", "timeout:wall", "the sample ran past its time limit", 124);
-    if (sig == SIGABRT) he_verdict("fail", "wrong_answer", "the test failed an assertion", 134);
+    if (sig == SIGABRT) /* a failed assert, a bounds check on the answer, an uncaught throw */
+        he_verdict("fail", "wrong_answer", "the test aborted on the candidate's answer", 134);
     he_verdict("fail", "nonzero_exit", "the test crashed on the candidate's answer", 128 + sig);
 }
 
