@@ -123,9 +123,9 @@ static int install_filter(void) {
 }
 
 /* A Landlock domain of its own: Landlock then refuses this process (and what it execs) ptrace
- * access to any process outside the domain, which covers opening another process's
- * /proc/<pid>/mem, environ and fd/ (the sandbox's PID 1, the host, mpirun), and from ABI 6
- * on also signals to them. The ruleset handles one filesystem right nobody here needs
+ * (attach) access to any process outside the domain, which covers opening another process's
+ * /proc/<pid>/mem (the sandbox's PID 1, the host, mpirun), and from ABI 6 on also signals to
+ * them. Their environ and fd/ are closed by their being not dumpable, not by Landlock. The ruleset handles one filesystem right nobody here needs
  * (making character devices), since a domain must handle something. Returns the ABI version
  * in force, 0 where the kernel has no Landlock. */
 static int enter_landlock(void) {
