@@ -30,6 +30,8 @@ DEFAULT_BACKEND = "bwrap"
 BASE_DIR_ENV = "CODEGEN_SANDBOX_DIR"
 UID_ENV = "CODEGEN_SANDBOX_UID"
 FileContent = str | bytes
+# Mount points every backend owns inside the sandbox (extra_ro_binds may not cover them).
+_RESERVED = ("/sandbox", "/tmp", "/proc", "/dev", "/etc")
 
 
 def sandbox_uid() -> int:
@@ -157,6 +159,12 @@ def read_beneath(root: str, relpath: str, max_bytes: int) -> bytes:
         os.close(dfd)
 
 
+def _check_binds(paths: Sequence[str]) -> None:
+    for p in paths:
+        if not os.path.exists(p):
+            raise ValueError(f"extra_ro_binds: {p} does not exist")
+
+
 # -- the seam --------------------------------------------------------------------------------
 class Sandbox(abc.ABC):
     """A run directory plus a way to execute commands inside it under `Limits`.
@@ -176,11 +184,15 @@ class Sandbox(abc.ABC):
         for p in self.extra_ro_binds:
             if not os.path.isabs(p):
                 raise ValueError(f"extra_ro_binds takes absolute host paths: {p!r}")
+            # They appear at the same path inside: never over the sandbox's own mounts.
+            if p == "/" or any(p == r or p.startswith(r + "/") for r in _RESERVED):
+                raise ValueError(f"extra_ro_binds: {p!r} would hide the sandbox's own {p}")
 
     # lifecycle
     async def start(self) -> None:
         from ._stale import maybe_sweep, owner_token
 
+        _check_binds(self.extra_ro_binds)
         await asyncio.to_thread(maybe_sweep, base_dir())
         # The owner's pid and start time in the name: a later sweep removes the directory
         # if this process dies without closing the sandbox (SIGKILL).
@@ -237,6 +249,9 @@ class Sandbox(abc.ABC):
     ) -> ExecResult:
         if not cmd:
             raise ValueError("empty command")
+        for k, v in (env or {}).items():
+            if not k or "=" in k or "\0" in k or "\0" in v:
+                raise ValueError(f"bad environment variable for the sandbox: {k!r}")
         for name, content in (files or {}).items():
             await self.write_file(name, content)
         data = stdin.encode() if isinstance(stdin, str) else stdin

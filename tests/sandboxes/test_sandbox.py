@@ -155,7 +155,9 @@ async def test_unknown_backend_and_closed_sandbox_raise() -> None:
 
 async def test_backend_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEGEN_SANDBOX", "docker")
-    with pytest.raises(SandboxError, match="docker"):
+    # An engine that is not there: the docker backend was chosen, and says so clearly.
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SandboxError, match=r"docker backend: no Docker engine .*nonexistent"):
         async with open_sandbox():
             pass
 
