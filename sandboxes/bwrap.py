@@ -165,11 +165,40 @@ def _system_binds() -> tuple[str, ...]:
     return tuple(args)
 
 
+def _ro_binds(paths: tuple[str, ...]) -> list[str]:
+    """--ro-bind each path on itself. The directories bwrap creates to hold a mount point
+    belong to the payload's uid: under the read-only root that is harmless, but under the
+    writable /tmp the payload could rename an ancestor (/tmp/a of /tmp/a/b) and put its own
+    files at the path. So such ancestors live on a tmpfs of their own (a mount
+    point cannot be renamed) that is made read-only once the binds are in."""
+    a: list[str] = []
+    shelters: list[str] = []
+    for p in paths:
+        parts = p.split("/")  # "", "tmp", "a", "b"
+        if parts[1] == "tmp" and len(parts) > 3:
+            top = "/".join(parts[:3])  # /tmp/a
+            if top not in shelters and top not in paths:
+                shelters.append(top)
+    for top in shelters:
+        a += ["--size", str(1 << 20), "--tmpfs", top]
+    for p in paths:
+        a += ["--ro-bind", p, p]
+    for top in shelters:
+        a += ["--remount-ro", top]
+    return a
+
+
 class BwrapSandbox(Sandbox):
     backend = "bwrap"
 
-    def __init__(self, *, uid: int | None = None, extra_ro_binds: tuple[str, ...] = ()) -> None:
-        super().__init__(extra_ro_binds=extra_ro_binds)
+    def __init__(
+        self,
+        *,
+        uid: int | None = None,
+        extra_ro_binds: tuple[str, ...] = (),
+        run_dir_mb: int | None = None,
+    ) -> None:
+        super().__init__(extra_ro_binds=extra_ro_binds, run_dir_mb=run_dir_mb)
         self._uid = uid
 
     async def start(self) -> None:
@@ -207,11 +236,10 @@ class BwrapSandbox(Sandbox):
         cuda = Path("/usr/local/cuda")
         if cuda.is_symlink() and not os.path.realpath(cuda).startswith("/usr/"):
             a += ["--ro-bind", os.path.realpath(cuda), os.path.realpath(cuda)]
-        for p in self.extra_ro_binds:
-            a += ["--ro-bind", p, p]
         a += ["--proc", "/proc", "--dev", "/dev"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        a += _ro_binds(self.extra_ro_binds)  # after /tmp: binds under it must not be hidden
         # hwloc (Open MPI, OpenMP affinity) reads the CPU topology.
         a += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
         if limits.gpus > 0:
@@ -272,6 +300,7 @@ class BwrapSandbox(Sandbox):
                     "rlimits": True,
                     "pid_namespace": True,
                     "sandbox_init": init is not None,
+                    "run_dir_capped": self.run_dir_capped,
                 }
             )
             mem_cg = bool(cg and cg.enforced["memory"])
@@ -314,8 +343,8 @@ class BwrapSandbox(Sandbox):
                 else f"exit {res.exit_code}"
             )
             raise SandboxError(f"bubblewrap failed to start the payload: {msg}")
-        if res.status is ExecStatus.NONZERO_EXIT and sweep_file_size(
-            self._root(), limits.file_bytes
+        if res.status is ExecStatus.NONZERO_EXIT and await asyncio.to_thread(
+            sweep_file_size, self._root(), limits.file_bytes
         ):
             res.status = ExecStatus.FILE_SIZE_LIMIT
         return res

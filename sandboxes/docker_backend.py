@@ -53,8 +53,14 @@ def _read_kv(p: Path) -> dict[str, int]:
 class DockerSandbox(Sandbox):
     backend = "docker"
 
-    def __init__(self, *, image: str | None = None, extra_ro_binds: tuple[str, ...] = ()) -> None:
-        super().__init__(extra_ro_binds=extra_ro_binds)
+    def __init__(
+        self,
+        *,
+        image: str | None = None,
+        extra_ro_binds: tuple[str, ...] = (),
+        run_dir_mb: int | None = None,
+    ) -> None:
+        super().__init__(extra_ro_binds=extra_ro_binds, run_dir_mb=run_dir_mb)
         self.image = image or os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
         self._client: Any = None
         self._local_cgroups = False
@@ -328,6 +334,7 @@ class DockerSandbox(Sandbox):
                 "pid_namespace": True,
                 "address_space": limits.address_space_mb is not None,
                 "sandbox_init": True,  # tini: only the payload's argv and env
+                "run_dir_capped": self.run_dir_capped,
             },
             backend=self.backend,
         )

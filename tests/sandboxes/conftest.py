@@ -37,12 +37,14 @@ def docker_local_up() -> None:
         pytest.fail(f"scripts/docker-local.sh up failed:\n{p.stderr[-3000:]}")
 
 
-async def open_or_assert_clear_error(backend: str) -> AsyncIterator[Sandbox | None]:
+async def open_or_assert_clear_error(
+    backend: str, **options: object
+) -> AsyncIterator[Sandbox | None]:
     if backend == "docker" and os.geteuid() != 0:
         # No engine can be started here: opening must fail fast with a clear message (or
         # an engine somebody else runs is used).
         t0 = time.monotonic()
-        sb = DockerSandbox()
+        sb = DockerSandbox(**options)  # type: ignore[arg-type]
         try:
             await sb.start()
         except SandboxError as exc:
@@ -61,7 +63,7 @@ async def open_or_assert_clear_error(backend: str) -> AsyncIterator[Sandbox | No
         return
     if backend == "docker":
         docker_local_up()
-    async with open_sandbox(backend) as sb:
+    async with open_sandbox(backend, **options) as sb:
         yield sb
 
 
