@@ -28,6 +28,7 @@ from typing import Any
 from ._runner import classify, sweep_file_size
 from .base import Sandbox, sandbox_uid
 from .cgroups import PARENT, RunCgroup, layout, remove_everywhere
+from .cgroups import ROOT as CGROUP_ROOT
 from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 
 IMAGE_ENV = "CODEGEN_SANDBOX_IMAGE"
@@ -48,6 +49,53 @@ def _read_kv(p: Path) -> dict[str, int]:
             with contextlib.suppress(ValueError):
                 out[k] = int(v)
     return out
+
+
+def _read_int(p: Path) -> int | None:
+    try:
+        return int(p.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _LeafWatch:
+    """The container's own cgroup, found through its init's /proc/<pid>/cgroup and read
+    while it runs (docker removes it with the container): fork failures always (v1 counts
+    them only there), and where no cgroup of ours is the parent (a systemd cgroup driver),
+    a best-effort peak memory and CPU time too (the last reading before the exit)."""
+
+    def __init__(self, pid: int) -> None:
+        self.dirs: dict[str, Path] = {}
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+                _, ctrls, path = line.split(":", 2)
+                for ctl in ctrls.split(",") if ctrls else ["unified"]:
+                    base = CGROUP_ROOT if ctl == "unified" else CGROUP_ROOT / ctl
+                    if ctl == "unified" and not (base / "cgroup.controllers").exists():
+                        base = CGROUP_ROOT / "unified"
+                    self.dirs[ctl] = base / path.lstrip("/")
+        self.pids_hit = False
+        self.peak: int | None = None
+        self.cpu_s: float | None = None
+
+    def poll(self) -> None:
+        u, m = self.dirs.get("unified"), self.dirs.get("memory")
+        p = self.dirs.get("pids") or u
+        if p is not None and _read_kv(p / "pids.events").get("max", 0) > 0:
+            self.pids_hit = True
+        peak = None
+        if m is not None:
+            peak = _read_int(m / "memory.max_usage_in_bytes")
+        elif u is not None:
+            peak = _read_int(u / "memory.peak") or _read_int(u / "memory.current")
+        if peak is not None:
+            self.peak = max(peak, self.peak or 0)
+        if (a := self.dirs.get("cpuacct")) is not None:
+            ns = _read_int(a / "cpuacct.usage")
+            self.cpu_s = self.cpu_s if ns is None else ns / 1e9
+        elif u is not None:
+            usec = _read_kv(u / "cpu.stat").get("usage_usec")
+            self.cpu_s = self.cpu_s if usec is None else usec / 1e6
 
 
 class DockerSandbox(Sandbox):
@@ -214,12 +262,7 @@ class DockerSandbox(Sandbox):
         self._running.add(c)
         reason: list[ExecStatus] = []
         out, err = bytearray(), bytearray()
-        # v1 counts fork failures in the container's own (leaf) cgroup, which docker removes
-        # with the container: watch it while the container runs.
-        leaf_pids = None
-        if cg is not None and "pids" in cg.dirs:
-            leaf_pids = cg.dirs["pids"] / c.id / "pids.events"
-        pids_seen = [False]
+        leaf: _LeafWatch | None = None
 
         def kill(why: ExecStatus) -> None:
             if not reason:
@@ -248,14 +291,14 @@ class DockerSandbox(Sandbox):
             finally:
                 done.set()
 
-        def poll_pids() -> None:
-            if leaf_pids is not None and _read_kv(leaf_pids).get("max", 0) > 0:
-                pids_seen[0] = True
-
         try:
             if stdin is not None:
                 sock = c.attach_socket(params={"stdin": 1, "stream": 1})
             c.start()
+            if os.geteuid() == 0 and _endpoint().startswith("unix://"):
+                with contextlib.suppress(Exception):
+                    c.reload()
+                    leaf = _LeafWatch(int(c.attrs["State"]["Pid"]))
             if stdin is not None:
                 with contextlib.suppress(Exception):
                     sock._sock.sendall(stdin)
@@ -268,15 +311,16 @@ class DockerSandbox(Sandbox):
             for t in threads:
                 t.start()
             deadline = t0 + limits.wall_s
-            cpu_cap = limits.cpu_s if (limits.cpu_s is not None and cg is not None) else None
+            cpu_cap = limits.cpu_s if (cg is not None or leaf is not None) else None
             while not done.wait(_POLL_S):
-                poll_pids()
+                if leaf is not None:
+                    leaf.poll()
                 if cancelled.is_set():
                     kill(ExecStatus.WALL_TIMEOUT)
                 elif time.monotonic() >= deadline:
                     kill(ExecStatus.WALL_TIMEOUT)
-                elif cpu_cap is not None and cg is not None:
-                    used = cg.cpu_seconds()
+                elif cpu_cap is not None:
+                    used = cg.cpu_seconds() if cg is not None else leaf.cpu_s if leaf else None
                     if used is not None and used > cpu_cap:
                         kill(ExecStatus.CPU_LIMIT)
                 if reason:
@@ -299,13 +343,15 @@ class DockerSandbox(Sandbox):
                 c.remove(force=True)
         wall_s = time.monotonic() - t0
         rc = exit_box["rc"]
-        cpu_s = cg.cpu_seconds() if cg else None
-        peak = cg.peak_memory_bytes() if cg else None
+        if cg is not None:  # exact: our cgroup outlives the container
+            cpu_s, peak = cg.cpu_seconds(), cg.peak_memory_bytes()
+        else:
+            cpu_s, peak = (leaf.cpu_s, leaf.peak) if leaf else (None, None)
         status, exit_code, sig = classify(
             rc,
             killed_for=reason[0] if reason else None,
             oom=bool(state.get("OOMKilled")) or bool(cg and cg.oom_killed()),
-            pids_hit=pids_seen[0] or bool(cg and cg.pids_hit()),
+            pids_hit=bool(leaf and leaf.pids_hit) or bool(cg and cg.pids_hit()),
             cpu_s=cpu_s,
             limits=limits,
             shell_style=True,
@@ -325,7 +371,7 @@ class DockerSandbox(Sandbox):
             limits_enforced={
                 "memory": True,
                 "pids": True,
-                "cpu_account": cg is not None and cg.enforced["cpu_account"],
+                "cpu_account": cpu_s is not None,
                 "cpu_quota": bool(limits.cpus),
                 "seccomp": True,  # docker's default profile
                 "uid_drop": True,

@@ -13,8 +13,9 @@
 # the image records what it was built from). State lives outside the repository, in
 # $CODEGEN_DOCKER_STATE (default /var/lib/codegen-lab-docker): dockerd's pid file and log, the
 # root filesystem tarball, a lock. Needs root and the packages docker.io and mmdebstrap
-# (scripts/apt-packages.txt). Debian mirror: $CODEGEN_DEBIAN_MIRROR (default deb.debian.org,
-# plus bookworm-updates and -security).
+# (scripts/apt-packages.txt). Debian mirror: $CODEGEN_DEBIAN_MIRROR, else the host's
+# /etc/apt/sources.list.d/debian.sources when it is bookworm's, else deb.debian.org (plus
+# bookworm-updates and -security).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CODEGEN_DOCKER_STATE:-/var/lib/codegen-lab-docker}"
@@ -64,8 +65,14 @@ build_image() {
   if [ ! -s "$tar" ]; then
     say "building the root filesystem ($SUITE: $PACKAGES) with mmdebstrap"
     rm -rf "$STATE"/rootfs-*.tar
-    local mirror=()
-    [ -z "${CODEGEN_DEBIAN_MIRROR:-}" ] || mirror=("$CODEGEN_DEBIAN_MIRROR")
+    # The host's own Debian sources when they are bookworm's (the mirror apt already
+    # reaches here), else mmdebstrap's default: deb.debian.org plus updates and security.
+    local mirror=() host_sources=/etc/apt/sources.list.d/debian.sources
+    if [ -n "${CODEGEN_DEBIAN_MIRROR:-}" ]; then
+      mirror=("$CODEGEN_DEBIAN_MIRROR")
+    elif [ -f "$host_sources" ] && grep -q "^Suites:.*\b$SUITE\b" "$host_sources"; then
+      mirror=("$host_sources")
+    fi
     mmdebstrap --quiet --variant=minbase --include="$PACKAGES" \
       --customize-hook='rm -rf "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/var/cache/apt/*.bin' \
       "$SUITE" "$tar.part.tar" "${mirror[@]}" || { rm -f "$tar.part.tar"; die "mmdebstrap failed"; }
