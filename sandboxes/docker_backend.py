@@ -112,7 +112,6 @@ class DockerSandbox(Sandbox):
         self.image = image or os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
         self._client: Any = None
         self._local_cgroups = False
-        self._running: set[Any] = set()  # containers of execs in flight (killed on cancel)
 
     async def start(self) -> None:
         # Fail fast and clearly with no engine (from_env fails in ~2 ms), before any
@@ -259,7 +258,6 @@ class DockerSandbox(Sandbox):
             c = self._client.containers.create(self.image, **kwargs)
         except Exception as exc:
             raise SandboxError(f"docker: cannot create container: {exc}") from exc
-        self._running.add(c)
         reason: list[ExecStatus] = []
         out, err = bytearray(), bytearray()
         leaf: _LeafWatch | None = None
@@ -295,6 +293,9 @@ class DockerSandbox(Sandbox):
             if stdin is not None:
                 sock = c.attach_socket(params={"stdin": 1, "stream": 1})
             c.start()
+            # The wall limit counts from the start, not from the engine's create (which a
+            # busy engine can make slow).
+            deadline = time.monotonic() + limits.wall_s
             if os.geteuid() == 0 and _endpoint().startswith("unix://"):
                 with contextlib.suppress(Exception):
                     c.reload()
@@ -310,7 +311,6 @@ class DockerSandbox(Sandbox):
             ]
             for t in threads:
                 t.start()
-            deadline = t0 + limits.wall_s
             cpu_cap = limits.cpu_s if (cg is not None or leaf is not None) else None
             while not done.wait(_POLL_S):
                 if leaf is not None:
@@ -338,7 +338,6 @@ class DockerSandbox(Sandbox):
         except Exception as exc:
             raise SandboxError(f"docker: lost the container: {exc}") from exc
         finally:
-            self._running.discard(c)
             with contextlib.suppress(Exception):
                 c.remove(force=True)
         wall_s = time.monotonic() - t0
