@@ -82,8 +82,17 @@ def cache_dir() -> Path:
     return Path(base) / "codegen-lab" / "verilog-calibration"
 
 
+class ToolchainMissing(FileNotFoundError):
+    """iverilog or vvp is not installed: nothing can be judged (not the candidate's fault)."""
+
+
 async def toolchain_id() -> str:
-    return f"{await tool_version('iverilog', '-V')} | {await tool_version('vvp', '-V')}"
+    iv, vvp = await tool_version("iverilog", "-V"), await tool_version("vvp", "-V")
+    if "missing" in (iv, vvp):
+        raise ToolchainMissing(
+            "Icarus Verilog (iverilog, vvp) is not installed: apt-get install iverilog"
+        )
+    return f"{iv} | {vvp}"
 
 
 def calibration_key(spec: HarnessSpec, reference: str, toolchain: str) -> str:
@@ -205,6 +214,7 @@ def forget_memory() -> None:
 __all__ = [
     "CACHE_ENV",
     "Calibration",
+    "ToolchainMissing",
     "cache_dir",
     "calibrate",
     "calibration_key",

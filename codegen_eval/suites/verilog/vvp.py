@@ -161,7 +161,7 @@ class Design:
         if d is None or not d.tokens:
             return None
         first = d.tokens[1] if d.tokens[0] == "*" and len(d.tokens) > 1 else d.tokens[0]
-        return unquote(first) if first.startswith('"') else None
+        return _unescape(unquote(first)) if first.startswith('"') else None
 
 
 def _statement_end(line: str, pos: int) -> tuple[int, bool]:
