@@ -382,7 +382,7 @@ def _segments_with_hashes(
     design: Design, unit: set[str], hashes: set[str], tag: str | None
 ) -> set[tuple[str, int]]:
     segs = code_segments(design, unit, tag)
-    return {k for k, lines in segs.items() if segment_hash(lines) in hashes}
+    return {k for k, text in segs.items() if segment_hash(text) in hashes}
 
 
 __all__ = [

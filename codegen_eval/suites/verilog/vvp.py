@@ -165,19 +165,30 @@ class Design:
 
 
 def _statement_end(line: str, pos: int) -> tuple[int, bool]:
-    """(index just past the statement text, whether a `;` ended it) from `pos`."""
-    if '"' not in line and "#" not in line:
-        end = line.find(";", pos)
-        return (end, True) if end >= 0 else (len(line), False)
-    for m in _TOKEN.finditer(line, pos):
-        t = m.group(0)
-        if t == ";":
-            return m.start(), True
-        if t == "#":
-            return m.start(), False
-        if t == '"':
-            raise VvpSyntaxError(f"unterminated string: {line[:80]!r}")
-    return len(line), False
+    """(index just past the statement text, whether a `;` ended it) from `pos`: the first
+    `;` or `#` outside a string (vvp's strings: `"([^"\\\\]|\\\\.)*"`)."""
+    i, n = pos, len(line)
+    while True:
+        q = line.find('"', i)
+        stop = n if q < 0 else q
+        semi, hash_ = line.find(";", i, stop), line.find("#", i, stop)
+        if semi >= 0 and (hash_ < 0 or semi < hash_):
+            return semi, True
+        if hash_ >= 0:
+            return hash_, False
+        if q < 0:
+            return n, False
+        k = q  # skip the string: a quote ends it unless an odd run of backslashes precedes
+        while True:
+            k = line.find('"', k + 1)
+            if k < 0:
+                raise VvpSyntaxError(f"unterminated string: {line[:80]!r}")
+            b = k - 1
+            while b > q and line[b] == "\\":
+                b -= 1
+            if (k - 1 - b) % 2 == 0:
+                break
+        i = k + 1
 
 
 def parse(text: str) -> Design:
@@ -288,20 +299,25 @@ def masked(st: Stmt, tag: str | None) -> str:
     return text.replace(tag, "TAG") if tag else text
 
 
-def segment_hash(lines: list[str]) -> str:
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:20]
+_SYSCALL_FILE_LINE = re.compile(r"^((?:%vpi_\S+|\.sfunc\S*) )\d+ \d+", re.MULTILINE)
 
 
-def code_segments(
-    design: Design, labels: set[str], tag: str | None
-) -> dict[tuple[str, int], list[str]]:
-    """The masked code of the given scopes, one list per segment (a thread, a task or
+def code_segments(design: Design, labels: set[str], tag: str | None) -> dict[tuple[str, int], str]:
+    """The masked code of the given scopes, one text per segment (a thread, a task or
     function body, a scope's system-function nets)."""
-    segs: dict[tuple[str, int], list[str]] = defaultdict(list)
+    raw: dict[tuple[str, int], list[str]] = defaultdict(list)
     for st in design.stmts:
         if st.scope in labels and is_code(st):
-            segs[(st.scope, st.segment)].append(masked(st, tag))  # type: ignore[index]
-    return segs
+            raw[(st.scope, st.segment)].append(f"{st.head} {st.args}")  # type: ignore[index]
+    out = {}
+    for key, lines in raw.items():
+        text = _ADDRESS.sub("@", _SYSCALL_FILE_LINE.sub(r"\1", "\n".join(lines)))
+        out[key] = text.replace(tag, "TAG") if tag else text
+    return out
+
+
+def segment_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 def scope_fingerprints(
@@ -314,8 +330,8 @@ def scope_fingerprints(
     for st in design.stmts:
         if st.scope in key and st.head.startswith(".param"):
             out[key[st.scope]]["params"].append(masked(st, tag))
-    for (lab, _), lines in code_segments(design, labels, tag).items():
-        out[key[lab]]["code"].append(segment_hash(lines))
+    for (lab, _), text in code_segments(design, labels, tag).items():
+        out[key[lab]]["code"].append(segment_hash(text))
     for entry in out.values():
         entry["code"].sort()
         entry["params"].sort()
