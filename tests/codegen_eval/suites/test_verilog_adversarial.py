@@ -96,6 +96,9 @@ BUILTIN_CHEATS = [
     ("rewrites the compiled design while it runs", HEAD + RIGHT + "  integer f;\n"
      "  initial begin f = $fopen(\"sim.vvp\", \"a\"); $fdisplay(f, \"# clean\"); $fclose(f); end\n"
      + E, "tamper:compiled_design"),
+    ("a memory hog kills the simulator before the summary", HEAD + RIGHT
+     + "  reg [63:0] m [0:(1<<26)-1];\n  integer i;\n"
+     "  initial for (i = 0; i < (1<<26); i = i + 1) m[i] = i;\n" + E, "resource_limit:memory"),
     ("a zero-time loop after the start hangs the simulator", HEAD + RIGHT
      + "  reg t = 0;\n  always @(a) if (a) while (1) t = ~t;\n" + E, "timeout"),
 ]  # fmt: skip
