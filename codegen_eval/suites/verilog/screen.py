@@ -89,6 +89,7 @@ class HarnessModel:
     ports: list[tuple[str, str]]  # (direction, name) of the design under test
     harness_types: list[str]  # module names defined by the harness
     trusted: dict[str, dict[str, list[str]]]  # scope path -> fingerprint (see vvp.py)
+    kinds: dict[str, str]  # scope path -> scope kind (module, task, package, ...)
     unit_defs: list[str]  # canonical declarations in the compilation unit ($unit)
     vpi_modules: list[str] = field(default_factory=list)
 
@@ -98,6 +99,7 @@ class HarnessModel:
             "ports": [list(p) for p in self.ports],
             "harness_types": self.harness_types,
             "trusted": self.trusted,
+            "kinds": self.kinds,
             "unit_defs": self.unit_defs,
             "vpi_modules": self.vpi_modules,
         }
@@ -112,6 +114,7 @@ class HarnessModel:
                 k: {"code": list(v["code"]), "params": list(v["params"])}
                 for k, v in d["trusted"].items()
             },
+            dict(d["kinds"]),
             list(d["unit_defs"]),
             list(d.get("vpi_modules", [])),
         )
@@ -165,6 +168,7 @@ def harness_model(design: Design, *, top: str, tb_top: str, tag: str | None) -> 
             {design.scopes[s].type for s in trusted if design.scopes[s].kind == "module"}
         ),
         trusted=scope_fingerprints(design, trusted, tag),
+        kinds={_masked(design.scopes[s].path, tag): design.scopes[s].kind for s in trusted},
         unit_defs=unit_defs,
         vpi_modules=design.vpi_modules(),
     )
@@ -297,15 +301,17 @@ def screen(
     tb_roots = {s.label for s in design.roots() if s.name == tb_top}
     unit = {s.label for s in design.roots() if s.name == "$unit"}
     if model is not None:
-        trusted = {
-            lab for lab, s in design.scopes.items()
-            if lab not in inside and _masked(s.path, tag) in model.trusted
-        }  # fmt: skip
+        trusted, doubles = _trusted_scopes(design, inside, model, tag)
     else:
         harness = set().union(*(design.subtree(r) for r in tb_roots)) if tb_roots else set()
-        trusted = (harness - inside) | unit
+        trusted, doubles = (harness - inside) | unit, []
     cand_scopes = set(design.scopes) - trusted
     chk = _Checker(design, dut, cand_scopes, tag)
+    for path in doubles:
+        chk.add(
+            "tamper:harness_changed",
+            f"the design declares a second scope named `{path.replace('TAG', '*')}` like the harness's",
+        )
 
     # Declarations the candidate placed in the compilation unit belong to the candidate.
     unit_seen = Counter(model.unit_defs) if model is not None else Counter()
@@ -376,6 +382,31 @@ def screen(
     for st in unit_extra:
         chk.check(st)
     return chk.findings
+
+
+def _trusted_scopes(
+    design: Design, inside: set[str], model: HarnessModel, tag: str | None
+) -> tuple[set[str], list[str]]:
+    """The harness's scopes in this compile: same kind and path as in the calibration, under
+    a trusted parent (so an escaped name such as `\\tb.good1 ` does not pass for one), and
+    the paths that now appear more than once."""
+    memo: dict[str, bool] = {}
+
+    def ok(lab: str, depth: int = 0) -> bool:
+        if lab not in memo:
+            s = design.scopes[lab]
+            path = _masked(s.path, tag)
+            memo[lab] = (
+                lab not in inside
+                and depth < 256
+                and model.kinds.get(path) == s.kind
+                and (s.parent is None or (s.parent in design.scopes and ok(s.parent, depth + 1)))
+            )
+        return memo[lab]
+
+    trusted = {lab for lab in design.scopes if ok(lab)}
+    seen = Counter(_masked(design.scopes[lab].path, tag) for lab in trusted)
+    return trusted, sorted(p for p, n in seen.items() if n > 1)
 
 
 def _segments_with_hashes(

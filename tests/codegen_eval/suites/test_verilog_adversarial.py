@@ -162,6 +162,9 @@ VE_CHEATS = [
     ("maj", "`include of the reference", MAJ + MAJ_WRONG + E + "`include \"Prob001_majority3_ref.sv\"\n",
      "forbidden_construct:`include"),
     ("maj", "instantiates RefModule", MAJ + "  RefModule r (.*);\n" + E, "tamper:reference_instance"),
+    ("maj", "a package whose escaped name reads like a harness scope",
+     "package \\tb.good1 ;\n  bit got = $test$plusargs(\"cge_nonce\");\nendpackage\n" + MAJ
+     + MAJ_WRONG + E, "forbidden_construct:$test$plusargs"),
     ("tog", "defparam shortens the stimulus", TOG + TOG_WRONG + "  defparam tb.stim1.N = 0;\n" + E,
      "tamper:harness_changed"),
     ("tog", "calls the testbench's task", TOG + TOG_WRONG
