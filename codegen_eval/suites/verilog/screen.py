@@ -23,6 +23,11 @@ belongs to the candidate:
   parameters and system calls as when the reference itself was simulated (the calibration),
   which catches `defparam` into the testbench and code added to the compilation unit.
 
+Statements belong to the scope iverilog emits them in. It emits a design's expressions in the
+design's own scope; the few things it hoists elsewhere are constants (a `BUFT` driving a
+literal) and the testbench-side adapters of port connections, which read only testbench
+values, so the rules stay sound for them.
+
 `forbidden_constructs(code)` is the one text check left: `` `include `` anywhere in the source
 (even in comments, so no lexer ambiguity can hide it), because it would read a harness file at
 compile time.
@@ -69,7 +74,9 @@ _FORBIDDEN_OPS = {
     "%deassign": "deassign",
 }
 _FORBIDDEN_DIRECTIVES = {".force": "force"}
-_READ_OPS = ("%load", "%wait", "%vpi_call", "%vpi_func")
+# Instructions whose label operands are only read; any other instruction naming a label
+# outside the candidate (a store, an assign, a release...) is treated as a write.
+_READ_OPS = ("%load", "%wait", "%evctl", "%ix/getv", "%test_nul", "%vpi_call", "%vpi_func")
 _NOT_CONSTANT = (".var", ".array", ".event", ".thread", ".ufunc", ".sfunc")
 _INCLUDE = re.compile(r"`\s*include\b")
 
