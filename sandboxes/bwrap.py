@@ -199,8 +199,6 @@ class BwrapSandbox(Sandbox):
         cuda = Path("/usr/local/cuda")
         if cuda.is_symlink() and not os.path.realpath(cuda).startswith("/usr/"):
             a += ["--ro-bind", os.path.realpath(cuda), os.path.realpath(cuda)]
-        for p in self.extra_ro_binds:
-            a += ["--ro-bind", p, p]
         a += ["--proc", "/proc", "--dev", "/dev"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
@@ -211,6 +209,9 @@ class BwrapSandbox(Sandbox):
                 a += ["--dev-bind", str(dev), str(dev)]
             a += ["--ro-bind-try", "/sys/module/nvidia", "/sys/module/nvidia"]
         a += ["--bind", self._root(), WORKDIR, "--chdir", WORKDIR]
+        # after the tmpfs mounts, so a directory under /tmp is not hidden by the private /tmp
+        for p in self.extra_ro_binds:
+            a += ["--ro-bind", p, p]
         # bwrap's root is a tmpfs the payload could otherwise write to (/etc, /): freeze it.
         a += ["--remount-ro", "/"]
         a += ["--clearenv"]
