@@ -91,8 +91,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--verilogeval-mode",
         choices=["spec-to-rtl", "code-complete", "v1"],
-        default="spec-to-rtl",
-        help="which VerilogEval format PATH is (default spec-to-rtl)",
+        default=None,
+        help="which VerilogEval task to run (default: spec-to-rtl for a v2 directory, v1 for "
+        "a JSONL file)",
+    )
+    r.add_argument(
+        "--verilogeval-descriptions", metavar="JSONL", help="v1 descriptions (detail) JSONL"
+    )
+    r.add_argument(
+        "--include-known-bad",
+        action="store_true",
+        help="VerilogEval: also score problems whose reference fails on this toolchain",
+    )
+    r.add_argument(
+        "--verilogeval-policy-exclusions",
+        action="store_true",
+        help="VerilogEval: also exclude the problems upstream discussed as defective",
     )
     r.add_argument(
         "--pareval-models", default="serial,omp", help="parallelism models (default serial,omp)"
@@ -187,17 +201,50 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
             load_pareval(args.pareval, args.pareval_checkout, models=models, sandbox=args.sandbox)
         )
     if args.verilogeval:
-        from codegen_eval.readers.verilogeval import verilogeval
-
-        if not Path(args.verilogeval).exists():
-            raise CliError(f"--verilogeval: {args.verilogeval} does not exist")
-        tasks.append(verilogeval(args.verilogeval, args.verilogeval_mode, backend=args.sandbox))
+        tasks.append(_verilogeval_task(args))
     if not tasks:
         raise CliError(
             "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval, "
             "--pareval or --verilogeval"
         )
     return tasks
+
+
+def _verilogeval_task(args: argparse.Namespace) -> Task:
+    from codegen_eval.readers.verilogeval import VerilogEvalFormatError, resolve_mode, verilogeval
+
+    def say(msg: str) -> None:
+        print(f"verilogeval: {msg}", file=sys.stderr)
+
+    try:
+        mode, note = resolve_mode(args.verilogeval, args.verilogeval_mode)
+        if note:
+            say(note)
+        return verilogeval(
+            args.verilogeval,
+            mode,  # type: ignore[arg-type]
+            descriptions=args.verilogeval_descriptions,
+            include_known_bad=args.include_known_bad,
+            policy_exclusions=args.verilogeval_policy_exclusions,
+            progress=say,
+            backend=args.sandbox,
+        )
+    except (VerilogEvalFormatError, OSError) as exc:
+        raise CliError(f"--verilogeval: {exc}") from None
+
+
+def _policy_notes(tasks: list[Task]) -> list[str]:
+    """One line per VerilogEval task on the policy exclusions (off unless asked for)."""
+    out = []
+    for t in tasks:
+        pol = t.metadata.get("policy")
+        if pol and pol.get("problems"):
+            ids = ", ".join(sorted(pol["problems"]))
+            state = "applied" if pol.get("applied") else (
+                "off (these are scored; --verilogeval-policy-exclusions excludes them)"
+            )  # fmt: skip
+            out.append(f"{t.name}: policy exclusions {state}: upstream discussed {ids}")
+    return out
 
 
 def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
@@ -470,6 +517,8 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         raise CliError(str(exc)) from None
     summary = summarize(result.records, args.k)
     print_table(summary, args.k, result.excluded)
+    for line in _policy_notes(tasks):
+        print(line)
     if args.resume and result.scored_now == 0:
         print(f"nothing left to do: every candidate in {log_path} was already scored")
     print(f"log: {log_path}  (scored now: {result.scored_now}, cache hits: {result.cache_hits})")

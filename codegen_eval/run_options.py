@@ -39,7 +39,16 @@ __all__ = [
 HEADER_KEY = "cli"
 INVOCATION_ONLY = frozenset({"command", "log", "resume", "report", "no_progress", "plugin"})
 ADJUSTABLE = frozenset({"base_url", "max_sandboxes", "max_generations", "k"})
-PATH_OPTIONS = frozenset({"humaneval", "pareval", "pareval_checkout", "verilogeval", "samples"})
+PATH_OPTIONS = frozenset(
+    {
+        "humaneval",
+        "pareval",
+        "pareval_checkout",
+        "verilogeval",
+        "verilogeval_descriptions",
+        "samples",
+    }
+)
 
 
 class ResumeConflict(ValueError):

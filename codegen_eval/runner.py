@@ -396,6 +396,8 @@ async def run_eval(
     excluded: list[dict[str, Any]] = []
     for task in tasks:
         for sample_id, reason in (task.metadata.get("excluded") or {}).items():
+            if config.filter and not fnmatch.fnmatchcase(sample_id, config.filter):
+                continue  # the denominators follow --filter
             rec = {"type": "excluded", "suite": task.name, "sample_id": sample_id, "reason": reason}
             excluded.append(rec)
             if (task.name, sample_id) not in excluded_logged:
