@@ -1,13 +1,16 @@
 """Sandbox overhead: exec latency over a raw subprocess, and compile+run throughput.
 
-    .venv/bin/python benchmarks/sandbox_overhead.py [--reps 40] [--jobs 200] [--backend bwrap]
-        [--launchers c,python]
+    .venv/bin/python benchmarks/sandbox_overhead.py [--reps 40] [--jobs 200]
+        [--backend bwrap,docker] [--launchers c,python] [--docker-jobs 40]
 
 Raw and sandboxed runs are interleaved (raw, sandboxed with each launch path, raw, ...) so
 machine noise hits all alike; the overhead is reported as the median (and p10/p90) of
-per-pair differences. Launch paths ($CODEGEN_SANDBOX_LAUNCHER): "c" (default: the vfork'd C
-launcher) and "python" (the old preexec_fn fork). The load average is printed with the
-figures: this machine is shared and noisy.
+per-pair differences. Launch paths ($CODEGEN_SANDBOX_LAUNCHER, bwrap and unsafe-local only):
+"c" (default: the vfork'd C launcher) and "python" (the old preexec_fn fork). The docker
+backend (one container per exec) is measured the same way when an engine and the image are
+there (scripts/docker-local.sh up), with fewer throughput jobs; without them it is reported
+as not measured. The load average is printed with the figures: this machine is shared and
+noisy.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import os
 import statistics
 import time
 
-from sandboxes import Limits, concurrency, open_sandbox, toolchains
+from sandboxes import Limits, SandboxError, concurrency, open_sandbox, toolchains
 
 HELLO = '#include <stdio.h>\nint main(void){ puts("hello"); return 0; }\n'
 JOB = (
@@ -43,6 +46,8 @@ async def raw(cmd: list[str], cwd: str) -> float:
 
 async def overhead(backend: str, reps: int, launchers: list[str]) -> None:
     print(f"load average before: {os.getloadavg()}")
+    if backend == "docker":
+        launchers = ["-"]  # the launcher is bwrap's and unsafe-local's, not docker's
     async with open_sandbox(backend) as sb:
         b = await toolchains.get("c").compile(sb, {"hello.c": HELLO}, output="hello")
         assert b.ok, b.exec_result.stderr
@@ -57,7 +62,8 @@ async def overhead(backend: str, reps: int, launchers: list[str]) -> None:
             for i in range(reps + 3):
                 for mode in launchers:
                     r = await raw(raw_cmd, cwd)
-                    os.environ["CODEGEN_SANDBOX_LAUNCHER"] = mode
+                    if mode != "-":
+                        os.environ["CODEGEN_SANDBOX_LAUNCHER"] = mode
                     t = time.perf_counter()
                     res = await sb.exec(sb_cmd, limits=Limits(wall_s=10))
                     s = time.perf_counter() - t
@@ -103,13 +109,19 @@ async def throughput(backend: str, jobs: int) -> None:
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--backend", default="bwrap")
+    ap.add_argument("--backend", default="bwrap,docker", help="comma-separated backends")
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--jobs", type=int, default=200)
+    ap.add_argument("--docker-jobs", type=int, default=40)
     ap.add_argument("--launchers", default="c,python", help="launch paths to compare")
     a = ap.parse_args()
-    await overhead(a.backend, a.reps, a.launchers.split(","))
-    await throughput(a.backend, a.jobs)
+    for backend in a.backend.split(","):
+        try:
+            await overhead(backend, a.reps, a.launchers.split(","))
+        except SandboxError as exc:
+            print(f"{backend:>12} not measured: {exc}")
+            continue
+        await throughput(backend, a.docker_jobs if backend == "docker" else a.jobs)
 
 
 if __name__ == "__main__":

@@ -5,24 +5,28 @@
     codegen-eval run --suite verilog --solver reference --limit 3
     codegen-eval run --humaneval problems.jsonl --solver file --samples samples.jsonl
     codegen-eval run --pareval ParEval --pareval-models serial,omp,mpi,mpi+omp --solver reference
-    codegen-eval report runs/x.jsonl [more.jsonl] -o report.html
+    codegen-eval run --resume --log runs/x.jsonl        # continue it, options from the log
+    codegen-eval report runs/x.jsonl [more.jsonl] -o report.html   # 2+ logs: side by side
     codegen-eval export runs/x.jsonl --parquet x.parquet
 
-Exit codes: 0 done, 1 bad input or unreachable model (message on stderr), 130 interrupted
-(the log keeps everything finished; rerun with --resume).
+Exit codes: 0 done, 1 bad input, an unusable sandbox backend, an unreachable model, or a run
+in which every candidate ended in infra_error (one line on stderr), 2 bad command-line syntax,
+130 interrupted (the log keeps everything finished; the printed --resume command continues).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from codegen_eval.registry import UnknownSuiteError, get_suite, list_suites
 from codegen_eval.types import Task
@@ -34,15 +38,24 @@ class CliError(Exception):
     pass
 
 
-def _load_plugins(extra: list[str]) -> None:
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: the message and where to look, not the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def _load_plugins(extra: list[str]) -> list[str]:
     """Import modules that register more suites (--plugin or $CODEGEN_EVAL_PLUGINS, comma
-    separated)."""
-    names = [m for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()] + extra
+    separated); returns their names (recorded in the run log for --resume)."""
+    names = [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
+    names += [m.strip() for m in extra if m.strip()]
     for name in names:
         try:
-            importlib.import_module(name.strip())
+            importlib.import_module(name)
         except ImportError as exc:
             raise CliError(f"cannot import plugin module {name!r}: {exc}") from exc
+    return list(dict.fromkeys(names))
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -58,7 +71,7 @@ def _parse_ks(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="codegen-eval", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="codegen-eval", description=__doc__.split("\n\n")[0])
     p.add_argument("--plugin", action="append", default=[], help="import MODULE to register suites")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -105,8 +118,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--verilogeval-mode",
         choices=["spec-to-rtl", "code-complete", "v1"],
-        default="spec-to-rtl",
-        help="which VerilogEval format PATH is (default spec-to-rtl)",
+        default=None,
+        help="which VerilogEval task to run (default: spec-to-rtl for a v2 directory, v1 for "
+        "a JSONL file)",
+    )
+    r.add_argument(
+        "--verilogeval-descriptions", metavar="JSONL", help="v1 descriptions (detail) JSONL"
+    )
+    r.add_argument(
+        "--include-known-bad",
+        action="store_true",
+        help="VerilogEval: also score problems whose reference fails on this toolchain",
+    )
+    r.add_argument(
+        "--verilogeval-policy-exclusions",
+        action="store_true",
+        help="VerilogEval: also exclude the problems upstream discussed as defective",
     )
     r.add_argument(
         "--pareval-models", default="serial,omp", help="parallelism models (default serial,omp)"
@@ -128,19 +155,30 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--samples", help="JSONL of candidates for --solver file")
     r.add_argument("--max-sandboxes", type=int, default=os.cpu_count() or 1)
     r.add_argument("--max-generations", type=int, default=16)
-    r.add_argument("--limit", type=int, help="first L problems per suite")
-    r.add_argument("--filter", help="glob on problem ids")
+    r.add_argument("--limit", type=int, help="first L problems per suite (L >= 1)")
+    r.add_argument("--filter", help="glob on whole problem ids, e.g. 'Prob00*'")
     r.add_argument("--temperature", type=float, default=0.8)
     r.add_argument("--max-tokens", type=int, default=1024)
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--log", help="run log path (default runs/<suites>-<time>.jsonl)")
-    r.add_argument("--resume", action="store_true", help="continue the run in --log")
-    r.add_argument("--sandbox", choices=["bwrap", "docker", "unsafe-local"], help="sandbox backend")
+    r.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --log with the options it was started with",
+    )
+    r.add_argument(
+        "--sandbox",
+        "--backend",
+        choices=["bwrap", "docker", "unsafe-local"],
+        help="sandbox backend (default $CODEGEN_SANDBOX or bwrap); checked once before the run",
+    )
     r.add_argument("--report", metavar="HTML", help="also write the HTML report here")
     r.add_argument("--no-progress", action="store_true")
 
-    rep = sub.add_parser("report", help="HTML report from run logs")
-    rep.add_argument("logs", nargs="+")
+    rep = sub.add_parser(
+        "report", help="table and HTML report of a run log; several logs are compared side by side"
+    )
+    rep.add_argument("logs", nargs="+", metavar="LOG")
     rep.add_argument("-o", "--output", default="report.html")
     rep.add_argument("-k", type=_parse_ks, default=None)
 
@@ -183,11 +221,7 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
     if args.pareval:
         tasks.extend(_pareval_tasks(args))
     if args.verilogeval:
-        from codegen_eval.readers.verilogeval import verilogeval
-
-        if not Path(args.verilogeval).exists():
-            raise CliError(f"--verilogeval: {args.verilogeval} does not exist")
-        tasks.append(verilogeval(args.verilogeval, args.verilogeval_mode, backend=args.sandbox))
+        tasks.append(_verilogeval_task(args))
     if not tasks:
         raise CliError(
             "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval, "
@@ -226,6 +260,43 @@ def _pareval_tasks(args: argparse.Namespace) -> list[Task]:
         raise CliError(f"--pareval: {exc}") from None
 
 
+def _verilogeval_task(args: argparse.Namespace) -> Task:
+    from codegen_eval.readers.verilogeval import VerilogEvalFormatError, resolve_mode, verilogeval
+
+    def say(msg: str) -> None:
+        print(f"verilogeval: {msg}", file=sys.stderr)
+
+    try:
+        mode, note = resolve_mode(args.verilogeval, args.verilogeval_mode)
+        if note:
+            say(note)
+        return verilogeval(
+            args.verilogeval,
+            mode,  # type: ignore[arg-type]
+            descriptions=args.verilogeval_descriptions,
+            include_known_bad=args.include_known_bad,
+            policy_exclusions=args.verilogeval_policy_exclusions,
+            progress=say,
+            backend=args.sandbox,
+        )
+    except (VerilogEvalFormatError, OSError) as exc:
+        raise CliError(f"--verilogeval: {exc}") from None
+
+
+def _policy_notes(tasks: list[Task]) -> list[str]:
+    """One line per VerilogEval task on the policy exclusions (off unless asked for)."""
+    out = []
+    for t in tasks:
+        pol = t.metadata.get("policy")
+        if pol and pol.get("problems"):
+            ids = ", ".join(sorted(pol["problems"]))
+            state = "applied" if pol.get("applied") else (
+                "off (these are scored; --verilogeval-policy-exclusions excludes them)"
+            )  # fmt: skip
+            out.append(f"{t.name}: policy exclusions {state}: upstream discussed {ids}")
+    return out
+
+
 def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
     """Configure --base-url, then check that an HTTP model server answers; a dead one is named
     with its URL before any work starts."""
@@ -248,6 +319,8 @@ def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
         mc = get_config().model(alias)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+    if mc.provider == "local" and not mc.base_url:
+        _local_model_preflight(alias, mc.options)
     if mc.provider == "openai" and mc.base_url:
         url = mc.base_url.rstrip("/") + "/models"
         try:
@@ -257,6 +330,32 @@ def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
                 f"model {alias!r}: the server at {mc.base_url} is not reachable ({exc})"
             ) from None
     return {"model": alias, "provider": mc.provider, "base_url": mc.base_url or ""}
+
+
+def _local_model_preflight(alias: str, options: dict[str, Any]) -> None:
+    """The embedded model needs its server package and weights; without them every request
+    would fail, so say so before any work (starting the server is left to the run)."""
+    from appl.errors import ApplError
+    from appl.local.catalog import resolve_spec
+    from appl.local.server import server_package_available
+    from appl.local.weights import weights_path
+
+    try:
+        spec = resolve_spec(options.get("model") or options.get("local_model"))
+    except ApplError as exc:
+        raise CliError(f"model {alias!r}: {exc}") from None
+    if not server_package_available():
+        raise CliError(
+            f"model {alias!r}: the local model server (llama-cpp-python[server]) is not "
+            "installed; run `scripts/setup.sh --local-model`, or use --model/--base-url for "
+            "another server"
+        )
+    path = weights_path(spec)
+    if not path.exists():
+        raise CliError(
+            f"model {alias!r}: local model {spec.name} is not installed (no {path}); run "
+            f"`python -m appl.local fetch --model {spec.name}` or `scripts/setup.sh --local-model`"
+        )
 
 
 def _parse_solver(text: str) -> str:
@@ -279,18 +378,135 @@ def _solver_factory(spec: str) -> Callable[..., Any]:
     return cast(Callable[..., Any], factory)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from codegen_eval.report import note_text, print_table, render_html, summarize
-    from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
-    from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
+def _prog() -> str:
+    """How this program was started, for commands printed to the user (runnable as shown)."""
+    if os.path.basename(sys.argv[0]) == "codegen-eval":
+        return "codegen-eval"
+    return f"{shlex.quote(sys.executable)} -m codegen_eval.cli"
 
-    if args.sandbox:
-        os.environ["CODEGEN_SANDBOX"] = args.sandbox  # open_sandbox() reads it
+
+def _resume_hint(log_path: Path) -> str:
+    return f"{_prog()} run --resume --log {shlex.quote(str(log_path))}"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _probe_backend(backend: str) -> None:
+    """Open a sandbox of `backend` and run `true` in it once, so that a backend that cannot
+    work (no engine, no bwrap, an unknown name) stops the run before any work, in one line."""
+    from sandboxes import Limits, SandboxError, open_sandbox
+
+    async def probe() -> Any:
+        async with open_sandbox(backend) as sb:
+            return await sb.exec(["true"], limits=Limits(wall_s=30))
+
+    try:
+        result = asyncio.run(probe())
+    except (SandboxError, OSError) as exc:
+        raise CliError(f"sandbox backend {backend!r} is not usable: {_one_line(exc)}") from None
+    if result.status != "ok":
+        raise CliError(
+            f"sandbox backend {backend!r} is not usable: `true` ended {result.status} "
+            f"({_one_line(result.stderr[-300:]) or 'no output'})"
+        )
+
+
+def _take_logged_options(
+    args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """--resume: (the log's header, plugins to load, notes); the run's options are filled in
+    from the header and contradictions refused."""
+    from codegen_eval.log import read_log
+    from codegen_eval.run_options import ResumeConflict, apply_logged_options
+
+    if not args.log:
+        raise CliError("--resume needs --log FILE, the log of the run to continue")
+    log_path = Path(args.log)
+    if not log_path.exists():
+        raise CliError(f"--resume: no run log at {log_path}; drop --resume to start a new run")
+    contents = read_log(log_path)
+    if not contents.header:
+        if contents.scores or contents.candidates or contents.truncated_tail:
+            raise CliError(f"--resume: {log_path} has no header; is it a codegen-eval run log?")
+        return {}, [], []  # an empty file: nothing to take, the run starts from scratch
+    known: set[str] = set()
+    if "cli" not in contents.header:  # written before logs recorded their options
+        from codegen_eval.registry import list_suites
+
+        known = {info.name for info in list_suites()}
+    try:
+        plugins, notes = apply_logged_options(args, args._explicit, contents.header, parser, known)
+    except ResumeConflict as exc:
+        raise CliError(f"{exc} ({log_path})") from None
+    return contents.header, plugins, notes
+
+
+def _check_options(args: argparse.Namespace) -> None:
     if args.n < 1:
         raise CliError("-n must be >= 1")
+    if args.limit is not None and args.limit < 1:
+        raise CliError(
+            f"--limit must be >= 1 (got {args.limit}); leave it out to run every problem"
+        )
     if max(args.k) > args.n:
-        print(f"note: pass@k for k > n={args.n} is not defined and shows as —", file=sys.stderr)
+        raise CliError(
+            f"-k {','.join(map(str, args.k))} asks for pass@{max(args.k)} but -n {args.n} gives "
+            f"only {args.n} candidate(s) per problem: use -n {max(args.k)} or a smaller -k"
+        )
+    for name in ("max_sandboxes", "max_generations"):
+        if getattr(args, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be >= 1")
+    if args.samples and args.solver != "file":
+        if "solver" in args._explicit:
+            raise CliError(f"--samples is read only by --solver file, not --solver {args.solver}")
+        args.solver = "file"  # --samples alone means: score these candidates
+    if args.solver == "file" and not args.samples:
+        raise CliError("--solver file needs --samples FILE (JSONL of candidates)")
+
+
+def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: list[str]) -> int:
+    from codegen_eval.report import note_text, print_table, render_html, summarize
+    from codegen_eval.run_options import HEADER_KEY, absolutize_paths, recorded_options
+    from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
+    from codegen_eval.selection import SelectionError, check_selection, match_samples_file
+    from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
+
+    notes: list[str] = []
+    logged_header: dict[str, Any] = {}
+    if args.resume:
+        logged_header, logged_plugins, notes = _take_logged_options(args, parser)
+        plugins = list(dict.fromkeys(plugins + _load_plugins(logged_plugins)))
+    if args.log and Path(args.log).is_dir():
+        raise CliError(
+            f"--log {args.log} is a directory; give a file, e.g. {Path(args.log) / 'run.jsonl'}"
+        )
+    args.sandbox = args.sandbox or os.environ.get("CODEGEN_SANDBOX") or "bwrap"
+    os.environ["CODEGEN_SANDBOX"] = args.sandbox  # open_sandbox() reads it
+    absolutize_paths(args)
+    _check_options(args)
+    _probe_backend(args.sandbox)
     tasks = _tasks(args)
+    logged_suites = logged_header.get("suites")
+    if logged_suites is not None and sorted(logged_suites) != sorted(t.name for t in tasks):
+        raise CliError(
+            f"--resume: the log ran {', '.join(logged_suites) or 'no suite'}, these options give "
+            f"{', '.join(t.name for t in tasks)}; give the log's suite options or another --log"
+        )
+    config = RunConfig(
+        n=args.n,
+        ks=args.k,
+        max_sandboxes=args.max_sandboxes,
+        max_generations=args.max_generations,
+        limit=args.limit,
+        filter=args.filter,
+        progress=not args.no_progress,
+    )
+    try:
+        selected = check_selection(tasks, config)
+    except SelectionError as exc:
+        raise CliError(str(exc)) from None
     uses_model = args.solver == "generate" or ":" in args.solver
     header: dict[str, Any] = {
         "solver": args.solver,
@@ -314,65 +530,94 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.solver == "reference":
         solver = ReferenceSolver()
     else:
-        if not args.samples:
-            raise CliError("--solver file needs --samples FILE")
         solver = FileSolver(args.samples)
+        try:
+            notes += match_samples_file(solver, tasks, selected)
+        except SelectionError as exc:
+            raise CliError(str(exc)) from None
     described = solver.describe() if solver is not None else {"factory": args.solver}
     header["options"] = described | {
         "limit": args.limit,
         "filter": args.filter,
         "max_sandboxes": args.max_sandboxes,
-        "sandbox": args.sandbox or os.environ.get("CODEGEN_SANDBOX", "bwrap"),
+        "sandbox": args.sandbox,
     }
+    header[HEADER_KEY] = recorded_options(args, plugins)
+    config.header = header
+    for note in notes:
+        print(note, file=sys.stderr)
     log_path = (
         Path(args.log)
         if args.log
         else Path("runs")
         / ("-".join(t.name for t in tasks) + datetime.now().strftime("-%Y%m%d-%H%M%S.jsonl"))
     )
-    if args.resume and not log_path.exists():
-        raise CliError(f"--resume: no run log at {log_path}")
-    config = RunConfig(
-        n=args.n,
-        ks=args.k,
-        max_sandboxes=args.max_sandboxes,
-        max_generations=args.max_generations,
-        limit=args.limit,
-        filter=args.filter,
-        progress=not args.no_progress and sys.stderr.isatty(),
-        header=header,
-    )
     try:
         result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
     except KeyboardInterrupt:
         print(
-            f"\ninterrupted; finished candidates are in {log_path}; continue with --resume --log {log_path}",
+            f"\ninterrupted; finished candidates are in {log_path}; continue with:\n"
+            f"  {_resume_hint(log_path)}",
             file=sys.stderr,
         )
         return 130
-    except (RunAborted, FileExistsError) as exc:
-        raise CliError(f"{exc} (log: {log_path})") from None
+    except RunAborted as exc:
+        raise CliError(f"{exc}; fix it, then continue with: {_resume_hint(log_path)}") from None
+    except FileExistsError as exc:
+        raise CliError(str(exc)) from None
     summary = summarize(result.records, args.k)
     print_table(summary, args.k, result.excluded)
     for task in tasks:
         if note := task.metadata.get("log_header"):
             print(f"{task.name}: {note_text(note)}")
+    for line in _policy_notes(tasks):
+        print(line)
+    if args.resume and result.scored_now == 0:
+        print(f"nothing left to do: every candidate in {log_path} was already scored")
     print(f"log: {log_path}  (scored now: {result.scored_now}, cache hits: {result.cache_hits})")
     if args.report:
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(
             render_html(summary, args.k, excluded=result.excluded), encoding="utf-8"
         )
         print(f"report: {args.report}")
+    infra = [r for r in result.records if r.get("failure_class") == "infra_error"]
+    if result.records and len(infra) == len(result.records):
+        why = " ".join(str(infra[0].get("explanation", "")).split())[:300]
+        print(
+            f"codegen-eval: error: every candidate ended in infra_error: the harness failed, not "
+            f"the candidates (first: {why})",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from codegen_eval.report import render_html, report_from_logs
+    from codegen_eval.compare import load_runs, print_comparison, render_comparison_html
+    from codegen_eval.report import print_table, render_html
 
-    summary, ks, headers, excluded = report_from_logs(args.logs, args.k)
+    runs, ks = load_runs(args.logs, args.k)
+    for run in runs:
+        for note in run.notes:
+            print(f"note: {run.path}: {note}", file=sys.stderr)
+        n = run.header.get("n")
+        if isinstance(n, int) and max(ks) > n:
+            print(
+                f"note: {run.path}: pass@{max(ks)} needs n >= {max(ks)}, this run has n={n}: "
+                "shown as —",
+                file=sys.stderr,
+            )
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_html(summary, ks, headers=headers, excluded=excluded), encoding="utf-8")
+    if len(runs) == 1:
+        run = runs[0]
+        print_table(run.groups, ks, run.excluded)
+        page = render_html(run.groups, ks, headers=[run.header], excluded=run.excluded)
+    else:
+        print_comparison(runs, ks)
+        page = render_comparison_html(runs, ks)
+    out.write_text(page, encoding="utf-8")
     print(f"report: {out}")
     return 0
 
@@ -385,19 +630,29 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
-        _load_plugins(args.plugin)
+        plugins = _load_plugins(args.plugin)
         if args.command == "list":
             return cmd_list()
         if args.command == "run":
-            return cmd_run(args)
+            from codegen_eval.run_options import explicit_dests
+
+            args._explicit = explicit_dests(parser, argv)
+            return cmd_run(args, parser, plugins)
         if args.command == "report":
             return cmd_report(args)
         return cmd_export(args)
-    except (CliError, FileNotFoundError, ValueError) as exc:
-        print(f"codegen-eval: error: {exc}", file=sys.stderr)
+    except (CliError, OSError, ValueError) as exc:
+        # OSError: a path that cannot be read or written; ValueError: bad input files (each
+        # reader's error names the file and line).
+        print(f"codegen-eval: error: {_one_line(exc)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

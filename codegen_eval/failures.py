@@ -58,7 +58,8 @@ _COMPILE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"invalid operands|conflicting types|too (few|many) arguments|request for member|"
             r"has no member named|lvalue required|is not a member of|no match for|"
             r"cannot be used as a function|invalid use of|subscripted value|invalid initializer|"
-            r"incompatible pointer|Width mismatch|Port .* is not|declared with a different type",
+            r"incompatible pointer|Width mismatch|Port .* is not|declared with a different type|"
+            r"makes (pointer|integer) from (integer|pointer) without a cast",
             re.IGNORECASE,
         ),
     ),

@@ -61,7 +61,7 @@ def log_to_dataset(path: str | os.PathLike[str], *, with_code: bool = True) -> D
             "language": rec.get("language", ""),
             "variant": rec.get("variant", ""),
             "status": rec["status"],
-            "value": float(rec["value"]),
+            "value": float(rec.get("value") or 0.0),
             "failure_class": rec.get("failure_class") or "",
             "metrics": json.dumps(rec.get("metrics") or {}, sort_keys=True),
             "speedup": _opt_float((rec.get("metrics") or {}).get("speedup")),

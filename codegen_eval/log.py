@@ -89,12 +89,22 @@ def _iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool
         yield i, rec if isinstance(rec, dict) else None, is_last
 
 
+# Fields a record of each kind cannot do without (reports and resume index by them).
+_REQUIRED = {
+    "candidate": ("suite", "sample_id", "index"),
+    "score": ("suite", "sample_id", "index", "status"),
+    "excluded": ("suite", "sample_id"),
+}
+
+
 def read_log(path: str | os.PathLike[str]) -> LogContents:
     """Read a run log. A truncated last line is tolerated (flagged `truncated_tail`); any other
     bad line raises LogFormatError naming the line, because guessing would miscount results."""
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such run log: {p}")
+    if p.is_dir():
+        raise LogFormatError(f"{p} is a directory, not a run log")
     out = LogContents(path=p)
     for lineno, rec, is_last in _iter_records(p):
         if rec is None:
@@ -103,6 +113,13 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
                 continue
             raise LogFormatError(f"{p}:{lineno}: not a JSON record (the log is damaged)")
         kind = rec.get("type")
+        if kind in _REQUIRED:
+            missing = [f for f in _REQUIRED[kind] if f not in rec]
+            if missing:
+                raise LogFormatError(
+                    f"{p}:{lineno}: a {kind} record without {', '.join(missing)} "
+                    "(the log is damaged or not a codegen-eval run log)"
+                )
         if kind == "header":
             if not out.header:
                 out.header = rec

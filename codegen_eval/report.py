@@ -175,6 +175,46 @@ def note_text(note: Any) -> str:
     return "; ".join(parts) or str(note)
 
 
+def denominators(
+    summary: Sequence[GroupSummary], excluded: Sequence[dict[str, Any]], ks: Sequence[int]
+) -> list[dict[str, Any]]:
+    """For each suite with excluded problems, pass@k over the problems scored here and over
+    all problems (upstream-comparable: an excluded problem counts as a failure, as published
+    tables count a problem whose reference does not work)."""
+    counts = Counter(e["suite"] for e in excluded)
+    rows = []
+    for g in summary:
+        if g.label != "(all)" or not counts.get(g.suite):
+            continue
+        total = g.problems + counts[g.suite]
+        rows.append(
+            {
+                "suite": g.suite,
+                "scored": g.problems,
+                "excluded": counts[g.suite],
+                "total": total,
+                "here": {k: g.pass_at.get(k) for k in ks},
+                "comparable": {
+                    k: (None if g.pass_at.get(k) is None else g.pass_at[k] * g.problems / total)
+                    for k in ks
+                },
+            }
+        )
+    return rows
+
+
+def denominator_lines(rows: Sequence[dict[str, Any]], ks: Sequence[int]) -> list[str]:
+    out = []
+    for r in rows:
+        here = ", ".join(f"pass@{k} {_fmt(r['here'][k])}" for k in ks)
+        comp = ", ".join(f"pass@{k} {_fmt(r['comparable'][k])}" for k in ks)
+        out.append(
+            f"{r['suite']}: {here} over {r['scored']} problems scorable here; {comp} over "
+            f"all {r['total']} (upstream-comparable: {r['excluded']} excluded count as failures)"
+        )
+    return out
+
+
 def _fmt(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
@@ -254,13 +294,15 @@ def print_table(
     if any_upstream:
         console.print(
             "ParEval speedup_n@k / efficiency_n@k: ParEval's analysis/metrics.py formula at the "
-            "largest launch config run (passing samples only; its nCr quirk makes k > 1 neither best nor worst of k), for "
-            "comparison with published tables"
+            "largest launch config run (passing samples only; its nCr quirk makes k > 1 "
+            "neither best nor worst of k), for comparison with published tables"
         )
     if excluded:
-        console.print(f"excluded, with reasons: {len(excluded)}")
+        for line in denominator_lines(denominators(summary, excluded, ks), ks):
+            console.print(line, highlight=False)
+        console.print(f"excluded problems: {len(excluded)}", highlight=False)
         for e in excluded[:20]:
-            console.print(f"  {e['suite']}/{e['sample_id']}: {e['reason']}")
+            console.print(f"  {e['suite']}/{e['sample_id']}: {e['reason']}", highlight=False)
 
 
 # ------------------------------------------------------------------------- HTML
@@ -431,7 +473,12 @@ def render_html(
     out.append("</div>")
 
     if excluded:
-        out.append('<h2>Excluded problems</h2><table id="excluded"><thead><tr>')
+        out.append('<h2>Excluded problems</h2><ul id="denominators">')
+        out += [
+            f"<li>{_esc(x)}</li>"
+            for x in denominator_lines(denominators(summary, excluded, ks), ks)
+        ]
+        out.append('</ul><table id="excluded"><thead><tr>')
         out.append(
             '<th class="l">suite</th><th class="l">sample</th><th class="l">reason</th></tr></thead><tbody>'
         )

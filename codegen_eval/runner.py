@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
+import sys
 import time
 import traceback
 from collections.abc import Awaitable, Sequence
@@ -46,7 +47,8 @@ class RunConfig:
     limit: int | None = None  # first L samples per suite (after --filter)
     filter: str | None = None  # glob on sample ids
     score_timeout_s: float = 1800.0  # a scorer hung longer than this is an infra error
-    progress: bool = True
+    progress: bool = True  # a bar on a terminal, else a line every progress_interval_s
+    progress_interval_s: float = 30.0
     header: dict[str, Any] = field(default_factory=dict)  # model, solver, options for the log
 
 
@@ -90,11 +92,21 @@ def _model_unreachable(exc: BaseException) -> bool:
 
 
 class _Progress:
-    """rich progress bars for generation and scoring; a no-op when disabled."""
+    """Progress of generation and scoring on stderr: rich bars on a terminal; elsewhere (a CI
+    log, a pipe) one plain line every `interval_s`, so a long run never looks hung. A no-op
+    when disabled."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, interval_s: float = 30.0) -> None:
         self._p: Any = None
-        if enabled:
+        self._lines = False
+        self._totals = {"gen": 0, "score": 0}
+        self._done = {"gen": 0, "score": 0}
+        self._t0 = time.monotonic()
+        self._interval_s = interval_s
+        self._next_line = self._t0 + interval_s
+        if enabled and not sys.stderr.isatty():
+            self._lines = True
+        elif enabled:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -118,6 +130,8 @@ class _Progress:
             self._p.stop()
 
     def add(self, *, gen: int = 0, score: int = 0) -> None:
+        self._totals["gen"] += gen
+        self._totals["score"] += score
         if self._p is not None:
             if gen:
                 self._p.update(self._gen, total=(self._p.tasks[self._gen].total or 0) + gen)
@@ -125,11 +139,24 @@ class _Progress:
                 self._p.update(self._score, total=(self._p.tasks[self._score].total or 0) + score)
 
     def done(self, *, gen: int = 0, score: int = 0) -> None:
+        self._done["gen"] += gen
+        self._done["score"] += score
         if self._p is not None:
             if gen:
                 self._p.advance(self._gen, gen)
             if score:
                 self._p.advance(self._score, score)
+        elif self._lines and time.monotonic() >= self._next_line:
+            self._next_line = time.monotonic() + self._interval_s
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def line(self) -> str:
+        elapsed = int(time.monotonic() - self._t0)
+        return (
+            f"progress: scored {self._done['score']}/{self._totals['score']}, "
+            f"generated {self._done['gen']}/{self._totals['gen']} "
+            f"({elapsed // 60}m{elapsed % 60:02d}s)"
+        )
 
 
 class _Run:
@@ -331,6 +358,8 @@ async def run_eval(
     config = config or RunConfig()
     if config.n < 1:
         raise ValueError("n must be >= 1")
+    if config.limit is not None and config.limit < 1:
+        raise ValueError(f"limit must be >= 1 (got {config.limit})")
     path = Path(log_path)
     header = {
         "suites": [t.name for t in tasks],
@@ -371,6 +400,8 @@ async def run_eval(
     excluded: list[dict[str, Any]] = []
     for task in tasks:
         for sample_id, reason in (task.metadata.get("excluded") or {}).items():
+            if config.filter and not fnmatch.fnmatchcase(sample_id, config.filter):
+                continue  # the denominators follow --filter
             rec = {"type": "excluded", "suite": task.name, "sample_id": sample_id, "reason": reason}
             excluded.append(rec)
             if (task.name, sample_id) not in excluded_logged:
@@ -378,7 +409,7 @@ async def run_eval(
 
     interrupted = True
     try:
-        with _Progress(config.progress) as progress:
+        with _Progress(config.progress, config.progress_interval_s) as progress:
             run.progress = progress
             await run.run(resumed, pending)
         interrupted = False

@@ -178,6 +178,13 @@ class FileSolver:
     def sample_ids(self) -> list[str]:
         return list(self._by_sample)
 
+    def rename_ids(self, mapping: dict[str, str]) -> None:
+        """Take the candidates of file id `old` as those of problem `new` (short ids)."""
+        for old, new in mapping.items():
+            if new in self._by_sample:
+                raise SamplesFileError(f"{self.path}: both {old!r} and {new!r} have candidates")
+            self._by_sample[new] = self._by_sample.pop(old)
+
     def available(self, sample_id: str) -> int:
         return len(self._by_sample.get(sample_id, {}))
 

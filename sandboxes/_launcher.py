@@ -1,5 +1,6 @@
-"""The C launcher (launcher.c): built once per machine with the system C compiler into a
-root-owned cache directory, keyed by the source's hash, then exec'd for every payload.
+"""The C launcher (launcher.c) and the sandbox init (init.c): built once per machine with the
+system C compiler into a root-owned cache directory, keyed by the source's hash, then exec'd
+for every payload (the init inside the sandbox, as its pid 1; see init.c for why).
 
 Why: a ``preexec_fn`` forces CPython to fork() the whole interpreter (no vfork) and blocks
 the event loop meanwhile (~20 ms here); the launcher is spawned with vfork, joins the cgroup,
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 ENV = "CODEGEN_SANDBOX_LAUNCHER"
 SOURCE = Path(__file__).with_name("launcher.c")
+INIT_SOURCE = Path(__file__).with_name("init.c")
 
 
 def _safe_dir(d: Path) -> bool:
@@ -38,16 +40,16 @@ def _safe_dir(d: Path) -> bool:
 
 
 @functools.cache
-def _built() -> str | None:
-    src = SOURCE.read_bytes()
+def _built(source: Path = SOURCE) -> str | None:
+    src = source.read_bytes()
     digest = hashlib.sha256(src).hexdigest()[:16]
     d = base_dir() / ".launcher"
     with contextlib.suppress(FileExistsError):
         d.mkdir(mode=0o755)
     if not (_safe_dir(d.parent) and _safe_dir(d)):
-        log.warning("sandbox launcher: %s is not safely owned; using the Python launch path", d)
+        log.warning("sandbox %s: %s is not safely owned; falling back", source.stem, d)
         return None
-    exe = d / f"launcher-{digest}"
+    exe = d / f"{source.stem}-{digest}"
     with contextlib.suppress(FileNotFoundError):
         st = os.lstat(exe)
         if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022:
@@ -55,14 +57,14 @@ def _built() -> str | None:
         exe.unlink()  # not ours, or not a plain file: rebuild
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
-        log.warning("sandbox launcher: no C compiler; using the slower Python launch path")
+        log.warning("sandbox %s: no C compiler; falling back", source.stem)
         return None
     tmp = d / f".build-{digest}-{os.getpid()}"
     errors = ""
     # Static first (no dynamic loader at each exec), dynamic if libc.a is missing.
     for extra in (["-static"], []):
         p = subprocess.run(
-            [cc, "-O2", *extra, "-o", str(tmp), str(SOURCE)],
+            [cc, "-O2", *extra, "-o", str(tmp), str(source)],
             capture_output=True,
             text=True,
             check=False,
@@ -74,8 +76,14 @@ def _built() -> str | None:
         errors = p.stderr
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
-    log.warning("sandbox launcher: build failed (%s); using the Python launch path", errors[-500:])
+    log.warning("sandbox %s: build failed (%s); falling back", source.stem, errors[-500:])
     return None
+
+
+def init_path() -> str | None:
+    """The sandbox init binary (pid 1 inside bwrap), or None without a C compiler (bwrap's
+    own pid 1 is used then, whose memory a payload can read: see init.c)."""
+    return _built(INIT_SOURCE)
 
 
 def launcher_path() -> str | None:

@@ -17,8 +17,10 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import _launcher
+from ._cleanup import any_file_at_least, run_dir_full
 from .cgroups import RunCgroup
 from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 
@@ -326,11 +328,7 @@ def classify(
 
 
 def sweep_file_size(root: str, file_bytes: int) -> bool:
-    """True when some file under root reached the size cap (a payload that ignores SIGXFSZ
-    sees EFBIG and may just exit non-zero)."""
-    for dirpath, _dirs, files in os.walk(root):
-        for f in files:
-            with contextlib.suppress(OSError):
-                if os.lstat(os.path.join(dirpath, f)).st_size >= file_bytes:
-                    return True
-    return False
+    """True when the payload ran into a size cap without dying of SIGXFSZ (it saw EFBIG or
+    ENOSPC and may just exit non-zero): some file under root reached the per-file cap, or
+    the capped run directory is full (space or inodes)."""
+    return run_dir_full(Path(root)) or any_file_at_least(root, file_bytes)

@@ -16,10 +16,11 @@ import functools
 import logging
 import os
 import re
-import shutil
 import signal
 import time
 from pathlib import Path
+
+from ._cleanup import remove_run_dir, remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -77,23 +78,46 @@ def _rm_cgroup(d: Path) -> bool:
     return False
 
 
-def sweep(base: Path, cgroup_parents: list[Path]) -> list[Path]:
-    """Remove stale state; returns what was removed."""
+def sweep(base: Path, cgroup_parents: list[Path], skipped: list[str] | None = None) -> list[Path]:
+    """Remove stale state; returns what was removed. Whatever cannot be removed (or makes
+    the removal fail in any way) is skipped, described in `skipped`, logged, and the sweep
+    goes on with the next entry: one bad directory must not block the sweep for good."""
     removed: list[Path] = []
+    problems: list[str] = [] if skipped is None else skipped
     now = time.time()
-    with contextlib.suppress(OSError):
-        for e in os.scandir(base):
+
+    def drop(p: Path) -> None:
+        try:
+            left = remove_run_dir(p)
+        except Exception as exc:  # remove_run_dir does not raise; belt and braces
+            left = [f"{p}: {type(exc).__name__}: {exc}"]
+        if left:
+            problems.append(f"{p}: {len(left)} entries left, first: {left[0]}")
+        else:
+            removed.append(p)
+
+    try:
+        entries = list(os.scandir(base))
+    except OSError as exc:
+        entries = []
+        problems.append(f"{base}: {exc.strerror}")
+    for e in entries:
+        try:
             p = Path(e.path)
             if e.is_dir(follow_symlinks=False) and owner_alive(e.name) is False:
-                shutil.rmtree(p, ignore_errors=True)
-                removed.append(p)
+                drop(p)
             elif e.name.startswith(".etc-build-"):
                 if now - e.stat(follow_symlinks=False).st_mtime > 600:
-                    shutil.rmtree(p, ignore_errors=True)
-                    removed.append(p)
+                    drop(p)
+        except Exception as exc:
+            problems.append(f"{e.path}: {type(exc).__name__}: {exc}")
     for parent in cgroup_parents:
-        with contextlib.suppress(OSError):
-            for e in os.scandir(parent):
+        try:
+            cg_entries = list(os.scandir(parent))
+        except OSError:
+            continue
+        for e in cg_entries:
+            try:
                 if not e.is_dir(follow_symlinks=False):
                     continue
                 alive = owner_alive(e.name)
@@ -105,6 +129,12 @@ def sweep(base: Path, cgroup_parents: list[Path]) -> list[Path]:
                 ):
                     if _rm_cgroup(Path(e.path)):
                         removed.append(Path(e.path))
+                    else:
+                        problems.append(f"{e.path}: cgroup could not be removed")
+            except Exception as exc:
+                problems.append(f"{e.path}: {type(exc).__name__}: {exc}")
+    for p in problems[:20]:
+        log.warning("stale sandbox sweep skipped %s", p)
     return removed
 
 
@@ -115,13 +145,14 @@ def sweep_etc_copies(base: Path, current_fingerprint: str) -> list[Path]:
     now = time.time()
     with contextlib.suppress(OSError):
         for e in os.scandir(base):
-            if (
-                re.fullmatch(r"\.etc-\d+-[0-9a-f]{16}", e.name)
-                and not e.name.endswith("-" + current_fingerprint)
-                and now - e.stat(follow_symlinks=False).st_mtime > 600
-            ):
-                shutil.rmtree(e.path, ignore_errors=True)
-                removed.append(Path(e.path))
+            with contextlib.suppress(OSError):
+                if (
+                    re.fullmatch(r"\.etc-\d+-[0-9a-f]{16}", e.name)
+                    and not e.name.endswith("-" + current_fingerprint)
+                    and now - e.stat(follow_symlinks=False).st_mtime > 600
+                    and not remove_tree(Path(e.path))
+                ):
+                    removed.append(Path(e.path))
     return removed
 
 
@@ -134,12 +165,15 @@ def maybe_sweep(base: Path) -> None:
         return
     _last_sweep[pid] = now
     from .bwrap import _etc_fingerprint
-    from .cgroups import layout
+    from .cgroups import PARENT, layout
+    from .cgroups import ROOT as CGROUP_ROOT
 
     lay = layout()
-    parents = sorted({p for p in (lay.memory, lay.pids, lay.cpu, lay.cpuacct) if p is not None})
+    parents = {p for p in (lay.memory, lay.pids, lay.cpu, lay.cpuacct) if p is not None}
+    if lay.version == 1:  # docker's runc makes our per-run parents in every hierarchy
+        parents |= {p for p in CGROUP_ROOT.glob(f"*/{PARENT}") if p.is_dir()}
     try:
-        gone = sweep(base, parents) + sweep_etc_copies(base, _etc_fingerprint())
+        gone = sweep(base, sorted(parents)) + sweep_etc_copies(base, _etc_fingerprint())
         if gone:
             log.info("removed %d stale sandbox directories/cgroups", len(gone))
     except Exception:  # never let housekeeping break a sandbox

@@ -15,13 +15,13 @@ import contextlib
 import errno
 import logging
 import os
-import shutil
 import stat
 import tempfile
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
+from ._cleanup import mount_tmpfs, remove_run_dir
 from .types import ExecResult, Limits, SandboxError
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,11 @@ log = logging.getLogger(__name__)
 DEFAULT_BACKEND = "bwrap"
 BASE_DIR_ENV = "CODEGEN_SANDBOX_DIR"
 UID_ENV = "CODEGEN_SANDBOX_UID"
+RUN_DIR_MB_ENV = "CODEGEN_SANDBOX_RUN_DIR_MB"
+DEFAULT_RUN_DIR_MB = 1024
 FileContent = str | bytes
+# Mount points every backend owns inside the sandbox (extra_ro_binds may not cover them).
+_RESERVED = ("/sandbox", "/proc", "/dev", "/etc")
 
 
 def sandbox_uid() -> int:
@@ -90,7 +94,8 @@ def _parts(relpath: str) -> list[str]:
 def _open_parent(
     root: str, parts: list[str], *, create: bool, owner: tuple[int, int] | None
 ) -> int:
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fd = os.open(root, flags)
     try:
         for name in parts[:-1]:
             if create:
@@ -100,7 +105,18 @@ def _open_parent(
                         os.chown(name, *owner, dir_fd=fd, follow_symlinks=False)
                 except FileExistsError:
                     pass
-            nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            try:
+                nfd = os.open(name, flags, dir_fd=fd)
+            except OSError as exc:
+                if not create or exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                # The payload put a symlink (or a file) where we write a directory: replace
+                # it by a real directory, never write through it.
+                os.unlink(name, dir_fd=fd)
+                os.mkdir(name, 0o755, dir_fd=fd)
+                if owner:
+                    os.chown(name, *owner, dir_fd=fd, follow_symlinks=False)
+                nfd = os.open(name, flags, dir_fd=fd)
             os.close(fd)
             fd = nfd
         return fd
@@ -157,6 +173,12 @@ def read_beneath(root: str, relpath: str, max_bytes: int) -> bytes:
         os.close(dfd)
 
 
+def _check_binds(paths: Sequence[str]) -> None:
+    for p in paths:
+        if not os.path.exists(p):
+            raise ValueError(f"extra_ro_binds: {p} does not exist")
+
+
 # -- the seam --------------------------------------------------------------------------------
 class Sandbox(abc.ABC):
     """A run directory plus a way to execute commands inside it under `Limits`.
@@ -166,21 +188,39 @@ class Sandbox(abc.ABC):
 
     backend: str = ""
 
-    def __init__(self, *, extra_ro_binds: Sequence[str] = ()) -> None:
+    def __init__(
+        self, *, extra_ro_binds: Sequence[str] = (), run_dir_mb: int | None = None
+    ) -> None:
         """extra_ro_binds: host directories the payload sees read-only at the same absolute
         path (e.g. trusted harness binaries that candidate code must not be able to
-        replace between two execs). Every backend honours it."""
+        replace between two execs). Every backend honours it.
+
+        run_dir_mb: as root, the run directory is a tmpfs of this size (default
+        $CODEGEN_SANDBOX_RUN_DIR_MB or 1024; 0: a plain directory on the host's disk) with
+        an inode cap of 128 per MB, so a payload can fill neither the disk nor the inode
+        table, and removal is one unmount. Its pages count against the memory limit of the
+        exec that writes them."""
         self.run_dir: Path | None = None
+        self.run_dir_capped = False  # the run directory is a size/inode-capped tmpfs
         self._owner: tuple[int, int] | None = None
+        if run_dir_mb is None:
+            run_dir_mb = int(os.environ.get(RUN_DIR_MB_ENV) or DEFAULT_RUN_DIR_MB)
+        if run_dir_mb < 0:
+            raise ValueError(f"run_dir_mb must be >= 0, not {run_dir_mb}")
+        self.run_dir_mb = run_dir_mb
         self.extra_ro_binds: tuple[str, ...] = tuple(str(Path(p)) for p in extra_ro_binds)
         for p in self.extra_ro_binds:
             if not os.path.isabs(p):
                 raise ValueError(f"extra_ro_binds takes absolute host paths: {p!r}")
+            # They appear at the same path inside: never over the sandbox's own mounts.
+            if p == "/" or any(p == r or p.startswith(r + "/") for r in _RESERVED):
+                raise ValueError(f"extra_ro_binds: {p!r} would hide the sandbox's own {p}")
 
     # lifecycle
     async def start(self) -> None:
         from ._stale import maybe_sweep, owner_token
 
+        _check_binds(self.extra_ro_binds)
         await asyncio.to_thread(maybe_sweep, base_dir())
         # The owner's pid and start time in the name: a later sweep removes the directory
         # if this process dies without closing the sandbox (SIGKILL).
@@ -190,13 +230,24 @@ class Sandbox(abc.ABC):
         if os.geteuid() == 0:
             uid = sandbox_uid()
             self._owner = (uid, uid)
+            if self.run_dir_mb > 0:
+                why = mount_tmpfs(
+                    self.run_dir, size_mb=self.run_dir_mb, inodes=self.run_dir_mb * 128, uid=uid
+                )
+                self.run_dir_capped = why is None
+                if why is not None:
+                    log.warning("run directory stays on disk (tmpfs mount failed: %s)", why)
             os.chown(self.run_dir, uid, uid)
         os.chmod(self.run_dir, 0o700)
 
     async def close(self) -> None:
+        """Remove the run directory. Never raises for what the payload left there: what
+        cannot be removed is logged and left to the stale-state sweep."""
         if self.run_dir is not None:
             d, self.run_dir = self.run_dir, None
-            await asyncio.to_thread(shutil.rmtree, d, True)
+            problems = await asyncio.to_thread(remove_run_dir, d)
+            for p in problems[:20]:
+                log.warning("sandbox cleanup: %s", p)
 
     def _root(self) -> str:
         if self.run_dir is None:
@@ -237,6 +288,9 @@ class Sandbox(abc.ABC):
     ) -> ExecResult:
         if not cmd:
             raise ValueError("empty command")
+        for k, v in (env or {}).items():
+            if not k or "=" in k or "\0" in k or "\0" in v:
+                raise ValueError(f"bad environment variable for the sandbox: {k!r}")
         for name, content in (files or {}).items():
             await self.write_file(name, content)
         data = stdin.encode() if isinstance(stdin, str) else stdin

@@ -32,6 +32,7 @@ from .types import ExecResult, ExecStatus, Limits, SandboxError
 log = logging.getLogger(__name__)
 
 WORKDIR = "/sandbox"  # where the run directory appears inside
+INIT = "/.sandbox-init"  # our pid 1 inside (init.c), bind-mounted read-only
 PATH = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"
 
 # Top-level system entries mirrored read-only (symlinks recreated as symlinks).
@@ -164,11 +165,40 @@ def _system_binds() -> tuple[str, ...]:
     return tuple(args)
 
 
+def _ro_binds(paths: tuple[str, ...]) -> list[str]:
+    """--ro-bind each path on itself. The directories bwrap creates to hold a mount point
+    belong to the payload's uid: under the read-only root that is harmless, but under the
+    writable /tmp the payload could rename an ancestor (/tmp/a of /tmp/a/b) and put its own
+    files at the path. So such ancestors live on a tmpfs of their own (a mount
+    point cannot be renamed) that is made read-only once the binds are in."""
+    a: list[str] = []
+    shelters: list[str] = []
+    for p in paths:
+        parts = p.split("/")  # "", "tmp", "a", "b"
+        if parts[1] == "tmp" and len(parts) > 3:
+            top = "/".join(parts[:3])  # /tmp/a
+            if top not in shelters and top not in paths:
+                shelters.append(top)
+    for top in shelters:
+        a += ["--size", str(1 << 20), "--tmpfs", top]
+    for p in paths:
+        a += ["--ro-bind", p, p]
+    for top in shelters:
+        a += ["--remount-ro", top]
+    return a
+
+
 class BwrapSandbox(Sandbox):
     backend = "bwrap"
 
-    def __init__(self, *, uid: int | None = None, extra_ro_binds: tuple[str, ...] = ()) -> None:
-        super().__init__(extra_ro_binds=extra_ro_binds)
+    def __init__(
+        self,
+        *,
+        uid: int | None = None,
+        extra_ro_binds: tuple[str, ...] = (),
+        run_dir_mb: int | None = None,
+    ) -> None:
+        super().__init__(extra_ro_binds=extra_ro_binds, run_dir_mb=run_dir_mb)
         self._uid = uid
 
     async def start(self) -> None:
@@ -185,9 +215,16 @@ class BwrapSandbox(Sandbox):
         env: dict[str, str],
         seccomp_fd: int | None,
         status_fd: int,
-    ) -> list[str]:
+        args_fd: int,
+        init: str | None,
+    ) -> tuple[list[str], bytes]:
+        """bwrap's argv and the NUL-separated options it reads from `args_fd` (--args).
+
+        Only the command stays on the argv: with our init as the namespace's pid 1 (and
+        --as-pid-1) bwrap itself runs outside the payload's pid namespace, and its options,
+        env values included, never appear on any command line (see init.c)."""
         uid = self._owner[0] if self._owner else os.getuid()
-        a = [bwrap_path(), "--unshare-all"]
+        a = ["--unshare-all"]
         if limits.network:
             a.append("--share-net")
         a += ["--new-session", "--die-with-parent", "--cap-drop", "ALL", "--hostname", "sandbox"]
@@ -199,11 +236,10 @@ class BwrapSandbox(Sandbox):
         cuda = Path("/usr/local/cuda")
         if cuda.is_symlink() and not os.path.realpath(cuda).startswith("/usr/"):
             a += ["--ro-bind", os.path.realpath(cuda), os.path.realpath(cuda)]
-        for p in self.extra_ro_binds:
-            a += ["--ro-bind", p, p]
         a += ["--proc", "/proc", "--dev", "/dev"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        a += _ro_binds(self.extra_ro_binds)  # after /tmp: binds under it must not be hidden
         # hwloc (Open MPI, OpenMP affinity) reads the CPU topology.
         a += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
         if limits.gpus > 0:
@@ -211,6 +247,8 @@ class BwrapSandbox(Sandbox):
                 a += ["--dev-bind", str(dev), str(dev)]
             a += ["--ro-bind-try", "/sys/module/nvidia", "/sys/module/nvidia"]
         a += ["--bind", self._root(), WORKDIR, "--chdir", WORKDIR]
+        if init is not None:
+            a += ["--as-pid-1", "--ro-bind", init, INIT]
         # bwrap's root is a tmpfs the payload could otherwise write to (/etc, /): freeze it.
         a += ["--remount-ro", "/"]
         a += ["--clearenv"]
@@ -228,7 +266,9 @@ class BwrapSandbox(Sandbox):
         if seccomp_fd is not None:
             a += ["--seccomp", str(seccomp_fd)]
         a += ["--json-status-fd", str(status_fd)]
-        return [*a, "--", *cmd]
+        blob = b"".join(os.fsencode(x) + b"\0" for x in a)
+        argv = [bwrap_path(), "--args", str(args_fd), "--"]
+        return [*argv, *([INIT] if init is not None else []), *cmd], blob
 
     async def _exec(
         self, cmd: list[str], limits: Limits, stdin: bytes | None, env: dict[str, str]
@@ -242,8 +282,13 @@ class BwrapSandbox(Sandbox):
                 cg.remove()
                 raise SandboxError(f"cannot create cgroup: {exc}") from exc
         status_r, status_w = os.pipe()
+        # bwrap's options (env values included) travel in a memfd, never on a command line.
+        args_fd = os.memfd_create("codegen-bwrap-args", os.MFD_CLOEXEC)
+        sfd: int | None = None
+        handed_over = False  # run() closes the passed fds once the launcher is spawned
         try:
             sfd = seccomp.filter_fd()
+            init = _launcher.init_path()
             enforced = (
                 dict(cg.enforced) if cg else {"memory": False, "pids": False, "cpu_account": False}
             )
@@ -254,13 +299,18 @@ class BwrapSandbox(Sandbox):
                     "network_isolated": not limits.network,
                     "rlimits": True,
                     "pid_namespace": True,
+                    "sandbox_init": init is not None,
+                    "run_dir_capped": self.run_dir_capped,
                 }
             )
             mem_cg = bool(cg and cg.enforced["memory"])
             enforced["address_space"] = limits.address_space_mb is not None or not mem_cg
             uid = sandbox_uid() if root_mode else None
+            argv, blob = self._argv(cmd, limits, env, sfd, status_w, args_fd, init)
+            _write_all(args_fd, blob)
+            os.lseek(args_fd, 0, os.SEEK_SET)
             spec = LaunchSpec(
-                argv=self._argv(cmd, limits, env, sfd, status_w),
+                argv=argv,
                 env={"PATH": PATH, "LANG": "C.UTF-8"},
                 cwd=self._root(),
                 uid=uid,
@@ -269,13 +319,19 @@ class BwrapSandbox(Sandbox):
                     limits, memory_cgroup=mem_cg, pids_cgroup=bool(cg and cg.enforced["pids"])
                 ),
                 cgroup=cg,
-                pass_fds=(status_w,) if sfd is None else (status_w, sfd),
+                pass_fds=tuple(fd for fd in (status_w, sfd, args_fd) if fd is not None),
                 shell_style_signals=True,
                 enforced=enforced,
             )
+            handed_over = True
             res = await run(spec, limits, stdin, self.backend)
             started = _payload_started(status_r)
         finally:
+            if not handed_over:
+                for fd in (status_w, sfd, args_fd):
+                    if fd is not None:
+                        with contextlib.suppress(OSError):
+                            os.close(fd)
             if cg is not None:
                 cg.remove()
             os.close(status_r)
@@ -287,11 +343,17 @@ class BwrapSandbox(Sandbox):
                 else f"exit {res.exit_code}"
             )
             raise SandboxError(f"bubblewrap failed to start the payload: {msg}")
-        if res.status is ExecStatus.NONZERO_EXIT and sweep_file_size(
-            self._root(), limits.file_bytes
+        if res.status is ExecStatus.NONZERO_EXIT and await asyncio.to_thread(
+            sweep_file_size, self._root(), limits.file_bytes
         ):
             res.status = ExecStatus.FILE_SIZE_LIMIT
         return res
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 _OUR_KILLS = (

@@ -231,3 +231,14 @@ class RunCgroup:
             else:
                 log.warning("could not remove cgroup %s", d)
         self.dirs = {}
+
+
+def remove_everywhere(name: str) -> None:
+    """rmdir `<hierarchy>/codegen-sandbox/<name>` in every mounted hierarchy: runc creates a
+    container's parent cgroup in all of them (cpuset, devices, freezer, ...), not only in
+    those RunCgroup made. Empty directories only; anything else stays for the sweep."""
+    with contextlib.suppress(OSError):
+        for h in [ROOT, *ROOT.iterdir()]:
+            d = h / PARENT / name
+            with contextlib.suppress(OSError):
+                d.rmdir()

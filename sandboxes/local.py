@@ -4,6 +4,7 @@ filesystem and network. Only used when asked for by name, with a warning."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import warnings
@@ -48,6 +49,7 @@ class UnsafeLocalSandbox(Sandbox):
                     "uid_drop": root_mode,
                     "network_isolated": False,
                     "rlimits": True,
+                    "run_dir_capped": self.run_dir_capped,
                 }
             )
             enforced["address_space"] = limits.address_space_mb is not None or not mem_cg
@@ -78,8 +80,8 @@ class UnsafeLocalSandbox(Sandbox):
         if res.exit_code == 127 and res.stderr.startswith("sandbox-launcher: "):
             # The launcher could not gate or exec the program (e.g. it does not exist).
             raise SandboxError(f"cannot start {cmd[0]!r}: {res.stderr.strip()}")
-        if res.status is ExecStatus.NONZERO_EXIT and sweep_file_size(
-            self._root(), limits.file_bytes
+        if res.status is ExecStatus.NONZERO_EXIT and await asyncio.to_thread(
+            sweep_file_size, self._root(), limits.file_bytes
         ):
             res.status = ExecStatus.FILE_SIZE_LIMIT
         return res

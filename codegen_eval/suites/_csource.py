@@ -6,8 +6,9 @@
     loop_nest_vars(src, line=12, depth=2)           # iteration variables of the loop nest
 
 Why tree-sitter rather than regexes: arguments contain nested parentheses and commas
-(`(rank + 1) % size`, `f(a, b)`), and a candidate's answer must be proven to be *one* call
-statement with harmless arguments before it is pasted into a program (see SAFE_ARG_NODES).
+(`(rank + 1) % size`, `f(a, b)`). These helpers serve the problems and the metrics; what a
+candidate may insert into a program is decided by the stricter screen in `_cscreen.py` and
+the suites' `screen.py` (SAFE_ARG_NODES below is a coarse first filter only).
 Line numbers are 1-based throughout.
 """
 

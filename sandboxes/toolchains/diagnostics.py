@@ -92,7 +92,12 @@ def parse_iverilog(text: str) -> list[Diagnostic]:
             sev = "warning" if low.startswith("warning") else "error"
         elif sev == "syntax error":
             msg = msg or "syntax error"
-        out.append(Diagnostic(m["file"], int(m["line"]), None, _sev(sev), msg))
+        code = None
+        if sev == "sorry":
+            # "sorry:" is iverilog saying the construct is valid but unsupported: an error
+            # whose wording must survive (callers classify it as compile_error:unsupported).
+            msg, code = f"sorry: {msg}", "sorry"
+        out.append(Diagnostic(m["file"], int(m["line"]), None, _sev(sev), msg, code))
     return out
 
 

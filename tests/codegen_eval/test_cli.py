@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -15,8 +16,10 @@ from typing import ClassVar
 
 import pytest
 
+from appl.testing import Rule, ScriptedServer
 from codegen_eval.hf import log_to_dataset
 from codegen_eval.log import read_log
+from tests.codegen_eval.tiny_suite import BROKEN, REFERENCE
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ["--plugin", "tests.codegen_eval.tiny_suite"]
@@ -146,58 +149,58 @@ def test_run_report_export_end_to_end(tmp_path: Path) -> None:
     assert len(ds) == 6 and set(ds["status"]) == {"pass"}
 
 
+def _wait_for_scores(proc: subprocess.Popen[str], log: Path, count: int) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and log.read_text().count('"type": "score"') >= count:
+            return
+        time.sleep(0.05)
+
+
+def _verdicts(log: Path) -> dict[tuple[str, int], tuple[str, str | None]]:
+    return {
+        (r["sample_id"], r["index"]): (r["status"], r["failure_class"])
+        for r in read_log(log).score_records
+    }
+
+
+def _printed_hint(stderr: str) -> list[str]:
+    """The resume command printed after Ctrl-C, as argv (run verbatim, nothing added)."""
+    lines = stderr.splitlines()
+    at = next(i for i, line in enumerate(lines) if "continue with:" in line)
+    return shlex.split(lines[at + 1])
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_resume_after_kill_scores_each_candidate_once(tmp_path: Path, sig: int) -> None:
     log = tmp_path / "run.jsonl"
     copies, n = 14, 2
-    args = [
-        sys.executable,
-        "-m",
-        "codegen_eval.cli",
-        *PLUGIN,
-        "run",
-        "--suite",
-        "tiny-c",
-        "--solver",
-        "reference",
-        "-n",
-        str(n),
-        "--max-sandboxes",
-        "1",
-        "--log",
-        str(log),
-    ]
+    # the console script, as a user types it (the hint must name the same program)
+    script = str(Path(sys.executable).with_name("codegen-eval"))
+    args = [script, *PLUGIN, "run", "--suite", "tiny-c", "--solver", "reference", "-n", str(n),
+            "--max-sandboxes", "1", "--log", str(log)]  # fmt: skip
+    env = _env(copies)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     proc = subprocess.Popen(
-        args, cwd=ROOT, env=_env(copies), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if log.exists() and log.read_text().count('"type": "score"') >= 4:
-            break
-        time.sleep(0.05)
+    _wait_for_scores(proc, log, 4)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     first = read_log(log)
     assert 4 <= len(first.scores) < copies * n, "the run was not interrupted mid-way"
     if sig == signal.SIGINT:
-        assert proc.returncode == 130 and "--resume" in err
+        assert proc.returncode == 130
         assert first.ends and first.ends[-1]["interrupted"] is True
+        hint = _printed_hint(err)
+        assert hint == ["codegen-eval", "run", "--resume", "--log", str(log)]
     else:
         assert proc.returncode == -signal.SIGKILL
+        hint = ["codegen-eval", "run", "--resume", "--log", str(log)]  # what the docs say
 
-    cp = cli(
-        "run",
-        "--suite",
-        "tiny-c",
-        "--solver",
-        "reference",
-        "-n",
-        str(n),
-        "--log",
-        str(log),
-        "--resume",
-        copies=copies,
-    )
+    # the plugin, the suite, -n and the solver all come from the log's header
+    cp = subprocess.run(hint, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert cp.returncode == 0, cp.stderr
     final = read_log(log)
     assert final.duplicates == 0  # nothing scored twice
     assert len(final.scores) == copies * n  # and nothing missing
@@ -207,3 +210,92 @@ def test_resume_after_kill_scores_each_candidate_once(tmp_path: Path, sig: int) 
     assert scored_now == copies * n - len(first.scores)
     for line in log.read_text().splitlines():
         json.loads(line)  # the resumed log is valid JSONL throughout
+
+    # resuming the finished run does nothing and says so
+    again = subprocess.run(hint, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "nothing left to do" in again.stdout
+    assert len(read_log(log).scores) == copies * n
+
+
+def test_sigint_resume_against_a_scripted_server_matches_an_uninterrupted_run(
+    tmp_path: Path,
+) -> None:
+    """A generate run against a real OpenAI-compatible server (scripted): interrupted with
+    SIGINT, continued with the printed command verbatim, it ends with every candidate once and
+    the verdicts of a run that was never interrupted."""
+    copies, n = 8, 2
+
+    def reply(body: dict[str, object]) -> str:
+        seed = int(body["seed"])  # type: ignore[call-overload]
+        code = REFERENCE if seed % 2 == 0 else BROKEN["wrong"]  # index 0 passes, 1 fails
+        return f"```c\n{code}```\n"
+
+    with ScriptedServer([Rule(match="sum_array", reply=reply)], default_latency=0.1) as server:
+
+        def run(log: Path) -> subprocess.Popen[str]:
+            argv = [sys.executable, "-m", "codegen_eval.cli", *PLUGIN, "run", "--suite", "tiny-c",
+                    "--model", "scripted-cli", "--base-url", server.base_url, "-n", str(n),
+                    "-k", "1,2", "--temperature", "0.5", "--max-generations", "2",
+                    "--max-sandboxes", "1", "--log", str(log)]  # fmt: skip
+            return subprocess.Popen(
+                argv, cwd=ROOT, env=_env(copies), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
+
+        whole = tmp_path / "whole.jsonl"
+        assert run(whole).wait(timeout=300) == 0
+
+        log = tmp_path / "cut.jsonl"
+        proc = run(log)
+        _wait_for_scores(proc, log, 3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        first = read_log(log)
+        assert 3 <= len(first.scores) < copies * n, "the run was not interrupted mid-way"
+        requests_before = len(server.requests)
+
+        cp = subprocess.run(
+            _printed_hint(err), cwd=ROOT, env=_env(copies), capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert cp.returncode == 0, cp.stderr
+        # only the candidates never generated were asked for again
+        assert len(server.requests) - requests_before == copies * n - len(first.candidates)
+
+    final = read_log(log)
+    assert final.duplicates == 0 and len(final.scores) == copies * n
+    assert _verdicts(log) == _verdicts(whole)
+    assert {v for v in _verdicts(log).values()} == {("pass", None), ("fail", "wrong_answer")}
+    resumed = final.resumes[0]
+    assert resumed["model"] == "scripted-cli" and resumed["n"] == n
+    assert resumed["cli"]["options"]["temperature"] == 0.5
+
+
+def test_resume_refuses_conflicting_options(tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    cli("run", "--suite", "tiny-c", "--solver", "reference", "-n", "2", "--log", str(log), copies=2)
+    before = log.read_text()
+    cp = cli("run", "--resume", "--log", str(log), "-n", "3", "--filter", "sum-0*", check=False)
+    assert cp.returncode == 1 and len(cp.stderr.strip().splitlines()) == 1
+    assert "-n 3 (the log has 2)" in cp.stderr and "--filter sum-0* (the log has none)" in cp.stderr
+    assert log.read_text() == before  # nothing appended
+    # the same values, or options that only steer the rest of the run, are accepted
+    ok = cli("run", "--resume", "--log", str(log), "-n", "2", "--max-sandboxes", "1", copies=2)
+    assert "nothing left to do" in ok.stdout and "--max-sandboxes 1 replaces" in ok.stderr
+
+
+def test_resume_of_a_log_written_before_options_were_recorded(tmp_path: Path) -> None:
+    """An older header has no `cli` field: its suites, n and solver still carry over."""
+    log = tmp_path / "old.jsonl"
+    cli("run", "--suite", "tiny-c", "--solver", "reference", "-n", "2", "--log", str(log), copies=3)
+    lines = log.read_text().splitlines()
+    header = json.loads(lines[0])
+    del header["cli"]
+    scores = [i for i, line in enumerate(lines) if '"type": "score"' in line]
+    kept = [json.dumps(header)] + [line for i, line in enumerate(lines[1:], 1) if i < scores[2]]
+    log.write_text("\n".join(kept) + "\n")
+    cp = cli("run", "--resume", "--log", str(log), copies=3)
+    final = read_log(log)
+    assert len(final.scores) == 6 and final.duplicates == 0
+    assert "scored now: 4" in cp.stdout

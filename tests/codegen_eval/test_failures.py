@@ -96,6 +96,13 @@ def test_classify_compile_messages_in_c_locale_and_clang() -> None:
         )
         == "link_error"
     )
+    assert (  # mpi-completion builds with -Werror=int-conversion
+        classify_compile(
+            "c.c:15:18: error: passing argument 1 of 'MPI_Send' makes pointer from integer "
+            "without a cast [-Werror=int-conversion]"
+        )
+        == "compile_error:type"
+    )
     assert classify_compile("t.v:3: syntax error\nI give up.") == "compile_error:syntax"
     assert classify_compile("something odd happened: error: ???") == "compile_error:other"
 

@@ -1,215 +1,249 @@
-"""VerilogEval readers on small datasets written here in the public layouts (our own problems,
-not upstream ones), scored end to end with the real toolchain."""
+"""VerilogEval readers on a copy in the real layouts written here (our own problems, see
+verilogeval_fixture.py), scored end to end with the real toolchain: measured exclusions,
+both denominators, format errors, upstream's rules."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
+from codegen_eval import cli
 from codegen_eval.readers.verilogeval import (
-    KNOWN_BAD,
+    POLICY_EXCLUSIONS,
+    VerilogEvalFormatError,
     instrument_testbench,
     read_v1,
     read_v2,
     register_verilogeval,
+    resolve_mode,
     verilogeval,
 )
 from codegen_eval.registry import get_suite
+from codegen_eval.report import denominators, print_table, summarize
 from codegen_eval.types import Candidate, Sample
 
-MAJ_IFC = "module {name} (\n  input a,\n  input b,\n  input c,\n  output y\n);"
-MAJ_BODY = "  assign y = (a & b) | (a & c) | (b & c);\nendmodule\n"
-TOG_IFC = "module {name} (\n  input clk,\n  input reset,\n  input t,\n  output reg q\n);"
-TOG_BODY = "  always @(posedge clk)\n    if (reset) q <= 0;\n    else if (t) q <= ~q;\nendmodule\n"
+from .verilogeval_fixture import (
+    MAJORITY,
+    PORTS,
+    TOGGLE,
+    upstream_style_testbench,
+    write_v1,
+    write_v2,
+)
 
 
-def _tb(inputs: list[str], output: str, ref: str, dut: str, clocked: bool, n: int) -> str:
-    """A testbench in the upstream style: stimulus module that calls $finish, module tb with a
-    stats struct, a final block printing `Mismatches: N in M samples` and a TIMEOUT guard."""
-    ins = ", ".join(i for i in inputs if i != "clk")
-    conns = ", ".join(f".{i}" for i in inputs)
-    return f"""`timescale 1 ps/1 ps
-module stimulus_gen (input clk, output logic {ins});
-  initial begin
-    {{{ins}}} <= 0;
-    repeat({n}) @(posedge clk, negedge clk) {{{ins}}} <= $random;
-    #1 $finish;
-  end
-endmodule
-
-module tb();
-  typedef struct packed {{ int errors; int clocks; }} stats;
-  stats stats1;
-  reg clk = 0;
-  initial forever #5 clk = ~clk;
-  logic {ins};
-  logic {output}_ref, {output}_dut;
-  wire tb_match;
-  stimulus_gen stim1 (.clk, .*);
-  {ref} good1 ({conns}, .{output}({output}_ref));
-  {dut} top_module1 ({conns}, .{output}({output}_dut));
-  assign tb_match = ({output}_ref === ({output}_ref ^ {output}_dut ^ {output}_ref));
-  final begin
-    $display("Hint: Total mismatched samples is %1d out of %1d samples\\n", stats1.errors, stats1.clocks);
-    $display("Mismatches: %1d in %1d samples", stats1.errors, stats1.clocks);
-  end
-  always @(posedge clk, negedge clk) begin
-    stats1.clocks++;
-    if (!tb_match) stats1.errors++;
-  end
-  initial begin
-    #{"1000000" if clocked else "100000"}
-    $display("TIMEOUT");
-    $finish();
-  end
-endmodule
-"""
+@pytest.fixture(autouse=True)
+def _calibration_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    # One cache for the module's tests (measured once), not the user's ~/.cache.
+    monkeypatch.setenv("CODEGEN_VERILOG_CALIBRATION", str(tmp_path_factory.getbasetemp() / "cal"))
 
 
-def _write_v2(root: Path) -> Path:
-    d = root / "dataset_code-complete-iccad2023"
-    d.mkdir(parents=True)
-    probs = {
-        "Prob001_majority3": (MAJ_IFC, MAJ_BODY, ["a", "b", "c"], "y", False),
-        "Prob002_toggle_ff": (TOG_IFC, TOG_BODY, ["clk", "reset", "t"], "q", True),
-    }
-    for pid, (ifc, body, ins, o, clocked) in probs.items():
-        spec = (
-            "Output y is 1 when at least two of a, b, c are 1."
-            if not clocked
-            else ("A T flip-flop: q toggles at a rising clock edge when t is 1; reset clears q.")
-        )
-        (d / f"{pid}_prompt.txt").write_text(f"\n{spec}\n\n{ifc.format(name='TopModule')}\n\n")
-        (d / f"{pid}_ref.sv").write_text(ifc.format(name="RefModule") + "\n" + body)
-        (d / f"{pid}_test.sv").write_text(_tb(ins, o, "RefModule", "TopModule", clocked, 60))
-    # a known-bad number and a problem with no testbench are reported, not counted
-    (d / "Prob099_broken_prompt.txt").write_text("whatever\n")
-    (d / "Prob003_orphan_prompt.txt").write_text("no files\n")
-    return d
+@pytest.fixture(scope="module")
+def v2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_v2(tmp_path_factory.mktemp("ve"))
 
 
-async def _score(task_sample: Sample, scorer, code: str):
-    return await scorer.score(task_sample, Candidate(task_sample.id, 0, code))
+@pytest.fixture(scope="module")
+def v1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return write_v1(tmp_path_factory.mktemp("ve1"))
 
 
-async def test_v2_reader_scores_with_the_same_machinery(tmp_path: Path) -> None:
-    _write_v2(tmp_path)
-    task = verilogeval(tmp_path, "code-complete", lint=False)
-    assert [s.id for s in task.dataset] == ["Prob001_majority3", "Prob002_toggle_ff"]
-    excluded = dict(task.metadata["excluded"])
-    assert "known bad upstream" in excluded["Prob099_broken"]
-    assert "missing" in excluded["Prob003_orphan"]
-    maj, tog = task.dataset
-    assert "module TopModule" in maj.input and maj.metadata["interface"].startswith(
-        "module TopModule"
+async def _score(s: Sample, scorer, code: str):
+    return await scorer.score(s, Candidate(s.id, 0, code))
+
+
+def _reasons(task) -> dict[str, str]:
+    return dict(task.metadata["excluded"])
+
+
+def test_exclusions_are_measured_and_mode_aware(v2: Path) -> None:
+    spec = verilogeval(v2, "spec-to-rtl")
+    cc = verilogeval(v2, "code-complete")
+    s_ex, c_ex = _reasons(spec), _reasons(cc)
+    # measured on this toolchain, with the measured reason
+    assert "compile_error:unsupported" in s_ex["Prob151_enum_fsm"]
+    assert "sorry: This cast operation is not yet supported" in s_ex["Prob151_enum_fsm"]
+    assert "timeout:sim_time" in s_ex["Prob082_slow_counter"]
+    assert (
+        "compile_error:interface" in s_ex["Prob099_nor_pair"] and "Y2" in s_ex["Prob099_nor_pair"]
     )
+    assert "missing" in s_ex["Prob005_orphan"]
+    # mode-aware: the code-complete testbench of Prob099 matches its reference
+    assert "Prob099_nor_pair" not in c_ex and "Prob099_nor_pair" in [s.id for s in cc.dataset]
+    # policy exclusions are off by default: Prob118 is upstream-discussed but scored
+    assert "Prob118_xor_reduce" in [s.id for s in spec.dataset]
+    assert spec.metadata["policy"]["applied"] is False
+    assert "Prob118_xor_reduce" in spec.metadata["policy"]["problems"]
+    # the stray .sv and problems.txt in the directory are not problems
+    assert {s.id for s in spec.dataset} == {"Prob001_majority3", "Prob002_toggle_ff",
+                                             "Prob118_xor_reduce"}  # fmt: skip
 
-    for s in task.dataset:  # every reference passes its own testbench
+
+def test_policy_exclusions_and_include_known_bad(v2: Path) -> None:
+    pol = verilogeval(v2, "spec-to-rtl", policy_exclusions=True)
+    assert _reasons(pol)["Prob118_xor_reduce"].startswith("policy: ")
+    assert "Prob082_slow_counter" in _reasons(pol)  # listed in both
+    assert all(reason for reason in POLICY_EXCLUSIONS.values())
+    inc = verilogeval(v2, "spec-to-rtl", include_known_bad=True)
+    ids = {s.id for s in inc.dataset}
+    assert {"Prob151_enum_fsm", "Prob082_slow_counter", "Prob099_nor_pair"} <= ids
+    assert set(_reasons(inc)) == {"Prob005_orphan"}  # only what cannot be built at all
+    assert "known_bad" in next(s for s in inc.dataset if s.id == "Prob151_enum_fsm").metadata
+
+
+async def test_a_correct_candidate_of_an_unsupported_problem_is_not_blamed(v2: Path) -> None:
+    """Included on request, a problem whose reference iverilog cannot compile fails every
+    candidate as unsupported (iverilog's `sorry:`), saying the reference fails here."""
+    task = verilogeval(v2, "spec-to-rtl", include_known_bad=True, problems="*enum*")
+    (s,) = task.dataset
+    cast_free = (
+        s.target.split("typedef")[0]
+        + "  reg st;\n  always @(posedge clk)\n    if (reset) st <= 0;\n    else if (x) st <= ~st;\n"
+        "  assign z = st;\nendmodule\n"
+    )
+    score = await _score(s, task.scorer, cast_free)
+    assert score.failure_class == "compile_error:unsupported", score.explanation
+    assert "sorry:" in score.explanation and "the reference itself fails here" in score.explanation
+
+
+async def test_v2_candidates_through_the_reader(v2: Path) -> None:
+    task = verilogeval(v2, "code-complete")
+    maj = next(s for s in task.dataset if s.id == MAJORITY.pid)
+    tog = next(s for s in task.dataset if s.id == TOGGLE.pid)
+    assert maj.metadata["interface"] == MAJORITY.header("TopModule")  # from _ifc.txt
+    for s in task.dataset:  # every scorable reference passes, with the calibrated count
         score = await _score(s, task.scorer, s.target)
         assert score.status == "pass", (s.id, score.failure_class, score.explanation)
-        assert score.metrics["samples"] > 0 and score.metrics["mismatches"] == 0
-
-    # code-complete: a body alone is completed with the prompt's interface
-    assert (await _score(maj, task.scorer, MAJ_BODY)).status == "pass"
+    body = MAJORITY.body
+    assert (await _score(maj, task.scorer, body)).status == "pass"  # code-complete body only
     wrong = await _score(maj, task.scorer, "  assign y = a & b & c;\nendmodule\n")
     assert wrong.failure_class == "sim_mismatch" and wrong.metrics["mismatches"] > 0
-    fake = TOG_IFC.format(name="TopModule") + (
-        '\n  initial q = 0;\n  final $display("Mismatches: 0 in 121 samples");\nendmodule\n'
-    )
-    forged = await _score(tog, task.scorer, fake)
-    assert forged.failure_class == "sim_mismatch" and forged.metrics["mismatches"] > 0
     broken = await _score(tog, task.scorer, "module TopModule(input clk; endmodule")
     assert broken.failure_class == "compile_error:syntax"
 
 
-def test_known_bad_can_be_included_and_the_table_has_reasons(tmp_path: Path) -> None:
-    _write_v2(tmp_path)
-    assert all(reason for reason in KNOWN_BAD.values())
-    res = read_v2(tmp_path, "code-complete", include_known_bad=True)
-    ids = {s.id for s in res.samples} | {i for i, _ in res.excluded}
-    assert "Prob099_broken" in ids and all("known bad" not in r for _, r in res.excluded)
-
-
-def test_instrumentation_tags_names_and_adds_the_verdict() -> None:
-    tb = instrument_testbench(_tb(["a", "b", "c"], "y", "RefModule", "TopModule", False, 5))
-    assert "module tb___TAG__();" in tb and "stats1___TAG__" in tb and "good1___TAG__" in tb
-    assert "CGE-VERDICT" in tb and "cge_to___TAG__ = 1;" in tb
-    assert "module tb();" not in tb
-
-
-async def test_registered_suite_from_a_user_path(tmp_path: Path) -> None:
-    _write_v2(tmp_path)
-    name = register_verilogeval(tmp_path, "code-complete", name="verilogeval-test-local")
-    task = get_suite(name, problems="*majority*", lint=False)
-    assert [s.id for s in task.dataset] == ["Prob001_majority3"]
-
-
-async def test_v1_jsonl_reader(tmp_path: Path) -> None:
-    header = MAJ_IFC.format(name="top_module") + "\n"
-    test = _tb(["a", "b", "c"], "y", "reference_module", "top_module", False, 40)
-    test = MAJ_IFC.format(name="reference_module") + "\n" + MAJ_BODY + "\n" + test
-    rows = [
-        {"task_id": "majority3", "prompt": header, "canonical_solution": MAJ_BODY, "test": test},
-        {
-            "task_id": "dff8",
-            "prompt": "module top_module();\n",
-            "canonical_solution": "endmodule",
-            "test": test,
-        },
-        {
-            "task_id": "no_summary",
-            "prompt": header,
-            "canonical_solution": MAJ_BODY,
-            "test": "module tb(); initial $finish; endmodule",
-        },
-    ]
-    probs = tmp_path / "Eval.jsonl"
-    probs.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    descs = tmp_path / "Descriptions.jsonl"
-    descs.write_text(
-        json.dumps(
-            {
-                "task_id": "majority3",
-                "detail_description": "Majority vote.",
-                "simple_description": "maj",
-            }
-        )
-        + "\n"
+async def test_upstream_rules_fail_what_upstream_fails(v2: Path, v1) -> None:
+    """A design that simulates correctly but draws iverilog's 'no sensitivities' warning
+    fails in v2 (sv-iv-analyze's 'n'); in v1 any stderr output fails."""
+    task = verilogeval(v2, "spec-to-rtl", problems=MAJORITY.pid)
+    (s,) = task.dataset
+    code = MAJORITY.header("TopModule") + (
+        "\n  wire t = (a & b) | (a & c) | (b & c);\n  logic k;\n  always @* k = 1'b0;\n"
+        "  assign y = t;\nendmodule\n"
     )
+    score = await _score(s, task.scorer, code)
+    assert score.failure_class == "compile_error:no_sensitivity", score.explanation
+    assert "'n'" in score.explanation
+    probs, descs = v1
+    t1 = verilogeval(probs, "v1", descriptions=descs, problems="majority3")
+    (s1,) = t1.dataset
+    implicit = MAJORITY.body.replace("assign y", "assign w = a; assign y")  # implicit net w
+    s = await _score(s1, t1.scorer, implicit)
+    assert s.failure_class == "compile_error:warning" and "stderr" in s.explanation
 
+
+def test_instrumentation_keeps_the_testbench_and_adds_the_verdict() -> None:
+    tb = instrument_testbench(upstream_style_testbench(MAJORITY))
+    assert "module tb();" in tb and "stats1" in tb and "good1" in tb  # names unchanged
+    assert "CGE-VERDICT" in tb and "cge_timeout = 1;" in tb and "cge_nonce" in tb
+
+
+async def test_v1_jsonl_reader(v1) -> None:
+    probs, descs = v1
     res = read_v1(probs, descs)
-    assert [s.id for s in res.samples] == ["majority3"]
-    reasons = dict(res.excluded)
-    assert "known bad" in reasons["dff8"] and "unsupported testbench" in reasons["no_summary"]
+    assert [s.id for s in res.samples] == ["majority3", "toggle_ff", "enum_fsm", "dff8"]
+    assert "dff8" in res.policy and res.excluded == []
     s = res.samples[0]
-    assert s.input.startswith("Majority vote.") and "module top_module" in s.input
-
-    task = verilogeval(probs, "v1", descriptions=descs, lint=False)
-    ok = await _score(s, task.scorer, s.target)
-    assert ok.status == "pass", ok.explanation
-    body_only = await _score(s, task.scorer, MAJ_BODY)  # completion style
-    assert body_only.status == "pass"
-    bad = await _score(s, task.scorer, "  assign y = a | b | c;\nendmodule\n")
+    assert s.input.startswith(MAJORITY.spec) and "module top_module" in s.input
+    task = verilogeval(probs, "v1", descriptions=descs)
+    assert "compile_error:unsupported" in _reasons(task)["enum_fsm"]
+    maj = next(x for x in task.dataset if x.id == "majority3")
+    assert (await _score(maj, task.scorer, maj.target)).status == "pass"
+    assert (await _score(maj, task.scorer, MAJORITY.body)).status == "pass"  # body only
+    bad = await _score(maj, task.scorer, "  assign y = a | b | c;\nendmodule\n")
     assert bad.failure_class == "sim_mismatch"
 
 
-def test_cli_runs_a_verilogeval_copy_and_logs_the_exclusions(tmp_path: Path, capsys) -> None:
-    """`codegen-eval run --verilogeval PATH`: the reader's task goes through the real runner
-    (reference solver, iverilog in the sandbox); excluded problems are logged with reasons."""
-    import json
+def test_formats_are_detected_or_named_in_one_line(v2: Path, v1, tmp_path: Path) -> None:
+    probs, _ = v1
+    assert resolve_mode(probs, None)[0] == "v1" and "v1 JSONL" in resolve_mode(probs, None)[1]
+    assert resolve_mode(v2, None) == ("spec-to-rtl", None)
+    assert resolve_mode(v2 / "dataset_code-complete-iccad2023", None)[0] == "code-complete"
+    with pytest.raises(VerilogEvalFormatError, match="v2 directory, not a v1 JSONL"):
+        resolve_mode(v2, "v1")
+    with pytest.raises(VerilogEvalFormatError, match="use --verilogeval-mode v1"):
+        resolve_mode(probs, "spec-to-rtl")
+    with pytest.raises(VerilogEvalFormatError, match="v1 JSONL file"):
+        read_v2(probs.parent, "spec-to-rtl")
+    with pytest.raises(VerilogEvalFormatError, match="is a directory"):
+        read_v1(v2)
+    junk = tmp_path / "junk.jsonl"
+    junk.write_text(json.dumps({"id": 1}) + "\n")
+    with pytest.raises(VerilogEvalFormatError, match="neither"):
+        resolve_mode(junk, None)
 
-    from codegen_eval import cli
 
-    _write_v2(tmp_path / "ve")
+def test_cli_paper_cuts_are_one_line(v2: Path, v1, capsys) -> None:
+    probs, _ = v1
+    assert cli.main(["run", "--verilogeval", str(v2), "--verilogeval-mode", "v1",
+                     "--solver", "reference"]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "use --verilogeval-mode spec-to-rtl or code-complete" in err
+    assert cli.main(["run", "--verilogeval", str(probs), "--verilogeval-mode", "spec-to-rtl",
+                     "--solver", "reference"]) == 1  # fmt: skip
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--verilogeval-mode v1" in err
+    assert cli.main(["run", "--verilogeval", str(v2 / "nope"), "--solver", "reference"]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_run_reports_both_denominators(v2: Path, v1, tmp_path: Path, capsys) -> None:
     log = tmp_path / "ve.jsonl"
-    argv = ["run", "--verilogeval", str(tmp_path / "ve"), "--verilogeval-mode", "code-complete",
-            "--solver", "reference", "--log", str(log), "--no-progress"]  # fmt: skip
+    argv = ["run", "--verilogeval", str(v2), "--solver", "reference", "--log", str(log),
+            "--no-progress"]  # fmt: skip
     assert cli.main(argv) == 0
+    out = capsys.readouterr().out
     records = [json.loads(line) for line in log.read_text().splitlines()]
     scores = {r["sample_id"]: r["status"] for r in records if r["type"] == "score"}
-    assert scores == {"Prob001_majority3": "pass", "Prob002_toggle_ff": "pass"}
-    excluded = {r["sample_id"]: r["reason"] for r in records if r["type"] == "excluded"}
-    assert "known bad upstream" in excluded["Prob099_broken"]
-    assert "missing" in excluded["Prob003_orphan"]
-    assert cli.main(["run", "--verilogeval", str(tmp_path / "nope"), "--solver", "reference"]) != 0
-    assert "does not exist" in capsys.readouterr().err
+    assert scores == dict.fromkeys(["Prob001_majority3", "Prob002_toggle_ff",
+                                    "Prob118_xor_reduce"], "pass")  # fmt: skip
+    excluded = {r["sample_id"] for r in records if r["type"] == "excluded"}
+    assert excluded == {"Prob005_orphan", "Prob082_slow_counter", "Prob099_nor_pair",
+                        "Prob151_enum_fsm"}  # fmt: skip
+    flat = " ".join(out.split())
+    assert "pass@1 1.000 over 3 problems scorable here" in flat
+    assert "pass@1 0.429 over all 7" in flat and "policy exclusions off" in flat
+    # auto-detected v1, with the note on stderr; --include-known-bad scores the rest too
+    probs, descs = v1
+    log1 = tmp_path / "v1.jsonl"
+    assert cli.main(["run", "--verilogeval", str(probs), "--verilogeval-descriptions", str(descs),
+                     "--include-known-bad", "--solver", "reference", "--log", str(log1),
+                     "--no-progress"]) == 0  # fmt: skip
+    assert "reading it as mode v1" in capsys.readouterr().err
+    recs = [json.loads(line) for line in log1.read_text().splitlines()]
+    got = {r["sample_id"]: r["failure_class"] for r in recs if r["type"] == "score"}
+    assert got == {"majority3": None, "toggle_ff": None, "dff8": None,
+                   "enum_fsm": "compile_error:unsupported"}  # fmt: skip
+
+
+def test_denominators_count_excluded_as_failures() -> None:
+    recs = [{"suite": "ve", "sample_id": f"p{i}", "status": "pass" if i < 3 else "fail"}
+            for i in range(4)]  # fmt: skip
+    summary = summarize(recs, (1,))
+    rows = denominators(summary, [{"suite": "ve", "sample_id": "x", "reason": "r"}] * 1, (1,))
+    assert rows[0]["here"][1] == pytest.approx(0.75) and rows[0]["total"] == 5
+    assert rows[0]["comparable"][1] == pytest.approx(0.6)
+    from rich.console import Console
+
+    con = Console(record=True, width=200)
+    print_table(summary, (1,), [{"suite": "ve", "sample_id": "x", "reason": "r"}], console=con)
+    assert "upstream-comparable" in con.export_text()
+
+
+def test_registered_suite_from_a_user_path(v2: Path) -> None:
+    name = register_verilogeval(v2, "code-complete", name="verilogeval-test-local")
+    task = get_suite(name, problems="*majority*")
+    assert [s.id for s in task.dataset] == ["Prob001_majority3"]
+    assert PORTS.pid not in task.metadata["excluded"]  # filters apply to the exclusions too

@@ -139,3 +139,14 @@ async def test_dead_model_aborts_with_a_clear_error(tmp_path: Path) -> None:
     finally:
         await appl.close_models()
     assert read_log(tmp_path / "d.jsonl").ends[-1]["interrupted"] is True
+
+
+async def test_progress_is_printed_as_lines_when_stderr_is_not_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI log or a pipe gets a plain line every progress_interval_s (here: every event)."""
+    config = RunConfig(n=2, max_sandboxes=2, progress=True, progress_interval_s=0.0)
+    await run_eval([tiny_task(2)], ReferenceSolver(), tmp_path / "p.jsonl", config)
+    err = capsys.readouterr().err
+    assert "progress: scored 4/4, generated 4/4" in err
+    assert "\x1b[" not in err  # no terminal control codes

@@ -108,3 +108,16 @@ def tiny_task(copies: int | None = None) -> Task:
 @register_suite("tiny-c", "Test-only C suite: sum of an array")
 def _factory(**options: object) -> Task:
     return tiny_task()
+
+
+class _BrokenHarness:
+    """A scorer whose harness always fails (as a sandbox that died mid-run would)."""
+
+    async def score(self, sample: Sample, candidate: Candidate) -> Score:
+        raise RuntimeError("harness broke: /nonexistent/driver missing")
+
+
+@register_suite("tiny-broken-harness", "Test-only: a suite whose harness always fails")
+def _broken_factory(**options: object) -> Task:
+    task = tiny_task(2)
+    return Task(name="tiny-broken-harness", dataset=task.dataset, scorer=_BrokenHarness())

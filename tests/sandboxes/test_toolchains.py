@@ -63,6 +63,10 @@ def test_parsers_on_recorded_output() -> None:
     assert [(x.line, x.severity, x.message) for x in iv] == [
         (1, "error", "syntax error"), (1, "error", "malformed statement"), (7, "warning", "implicit net"),
     ]  # fmt: skip
+    sorry = parse_iverilog("r.sv:21: sorry: This cast operation is not yet supported.\n")
+    assert [(x.severity, x.message, x.code) for x in sorry] == [
+        ("error", "sorry: This cast operation is not yet supported.", "sorry")
+    ]  # iverilog's wording survives: callers classify it as unsupported
     vl = parse_verilator(
         "%Error: top.v:3:5: Can't find definition of variable: 'q'\n%Warning-WIDTH: top.v:1:51: Operator ASSIGNW expects 2 bits\n"
     )

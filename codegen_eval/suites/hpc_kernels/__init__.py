@@ -1,6 +1,7 @@
 """hpc-kernels: nine numerical kernels x five programming models (serial, OpenMP, MPI,
-MPI+OpenMP, CUDA) = 45 samples. Candidates are built into our own C/CUDA drivers, validated
-against a sequential reference and timed; see docs/suite-hpc-kernels.md."""
+MPI+OpenMP, CUDA) = 45 samples. Candidates are linked with our guest runtime and run under a
+trusted host that feeds them inputs, times them and checks them against its own sequential
+reference without ever running candidate code; see docs/suite-hpc-kernels.md."""
 
 from __future__ import annotations
 
@@ -9,18 +10,21 @@ from collections.abc import Sequence
 from codegen_eval.registry import register_suite
 from codegen_eval.types import Sample, Task
 
-from .problems import PROBLEMS, VARIANTS, Problem, build_prompt, harness_source
-from .scorer import HpcKernelsScorer, parse_verdict
+from .problems import PROBLEMS, VARIANTS, Problem, build_prompt
+from .protocol import HostVerdict, parse_host_verdict
+from .scorer import HpcKernelsScorer
+from .trusted import guest_files
 
 __all__ = [
     "PROBLEMS",
     "VARIANTS",
+    "HostVerdict",
     "HpcKernelsScorer",
     "Problem",
     "build_prompt",
     "hpc_kernels_task",
     "make_sample",
-    "parse_verdict",
+    "parse_host_verdict",
 ]
 
 
@@ -40,8 +44,8 @@ def make_sample(problem: Problem, variant: str) -> Sample:
             "threads": sorted({t for _, t in configs}),
             "configs": [list(c) for c in configs],
         },
-        # the driver sits one directory below the harness: it includes "../harness.h"
-        files={"harness.h": harness_source(), "p/driver.c": problem.driver()},
+        # our guest runtime and the problem's call glue; never the host side (reference.c)
+        files=guest_files(problem.name, variant),
     )
 
 

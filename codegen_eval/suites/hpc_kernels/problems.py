@@ -5,7 +5,6 @@ solutions live (``problems/<name>/``). Prompts are assembled here from those par
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 DATA_DIR = Path(__file__).parent / "problems"
@@ -40,9 +39,6 @@ class Problem:
     def source(self, variant: str) -> str:
         ext = "cu" if variant == "cuda" else "c"
         return (DATA_DIR / self.name / f"{variant}.{ext}").read_text()
-
-    def driver(self) -> str:
-        return (DATA_DIR / self.name / "driver.c").read_text()
 
 
 _SHARED = "Arrays are allocated by the caller. Do not allocate or free the caller's arrays."
@@ -294,8 +290,3 @@ def build_prompt(problem: Problem, variant: str) -> str:
         "result against a reference and times it. Helper functions and kernels are allowed "
         "(make them static). Do not print anything.\n"
     )
-
-
-@cache
-def harness_source() -> str:
-    return (DATA_DIR / "harness.h").read_text()

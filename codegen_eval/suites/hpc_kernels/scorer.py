@@ -1,82 +1,74 @@
-"""Scorer of the hpc-kernels suite: build the candidate into our driver, run it at every
-configuration of its variant, and read the verdict the driver wrote.
+"""Scorer of the hpc-kernels suite: build the candidate with our guest runtime, run it at
+every configuration of its variant under our trusted host, and read the host's verdict.
 
-Trust: nothing the candidate prints is read. Each run gets a fresh random nonce (env
-HPCK_NONCE, wiped by the driver before any candidate code runs) and seed; the driver compares
-the candidate's output with its own sequential reference recomputed from the seed and writes
-``hpck-<nonce>.res`` with a keyed checksum. No file, a bad checksum or pass=0 is a fail.
+Trust (docs/suite-hpc-kernels.md, "Threat model"): the verdict and every time come from
+`hpck_host`, which never runs candidate code. It chooses secret seeds, writes each
+repetition's inputs into the candidate's shared memory while the candidate is stopped, times
+the repetition on its own clock from SIGCONT to the last "done", checks the outputs with its
+own reference, and tags its one verdict line with a key that only this scorer and the host
+hold. The host, the guard (the seccomp filter that keeps candidate processes from forking or
+signalling anyone but themselves) and the no-dump library are built from our sources into a
+directory the sandbox sees read-only. Nothing a candidate prints or writes is believed.
 """
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass
+import re
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
-from sandboxes import ExecStatus, Limits, Sandbox, open_sandbox, toolchains
+from sandboxes import ExecResult, ExecStatus, Limits, Sandbox, open_sandbox, toolchains
+
+from .protocol import HostVerdict, new_key, parse_host_verdict
+from .trusted import TrustedBinaries, TrustedBuildError, trusted_binaries
 
 _STD = ["-O2", "-std=gnu11"]
+_LOG_BYTES = 64 << 10
+_LOG_NAME = re.compile(r"cand-[0-9a-f]{16}\.log")
 
 
-def fnv1a64(text: str) -> int:
-    """Must match hpck_mac() in harness.h."""
-    h = 0xCBF29CE484222325
-    for byte in text.encode():
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    passed: bool
-    cand_s: float
-    base_s: float
-    err: float
-    detail: str
-
-
-def parse_verdict(text: str, nonce: str) -> Verdict | None:
-    """The driver's verdict, or None when the file is malformed or its checksum is wrong."""
-    lines = text.splitlines()
-    if len(lines) != 2 or not lines[1].startswith("mac="):
-        return None
-    payload = lines[0]
-    if lines[1] != f"mac={fnv1a64(f'{nonce}|{payload}'):016x}":
-        return None
-    fields = dict(kv.split("=", 1) for kv in payload.split() if "=" in kv)
-    try:
-        return Verdict(
-            passed=fields["pass"] == "1",
-            cand_s=float(fields["cand_s"]),
-            base_s=float(fields["base_s"]),
-            err=float(fields["err"]),
-            detail=fields.get("detail", "-"),
-        )
-    except (KeyError, ValueError):
-        return None
+def family_of(variant: str) -> str:
+    return "cuda" if variant == "cuda" else "mpi" if variant.startswith("mpi") else "shared"
 
 
 def _build_commands(variant: str) -> tuple[list[str], list[str]]:
-    """(compile both translation units, link) for a variant. Two steps so a compile error in
-    the candidate and a link error (wrong name or signature, a main()) are told apart."""
+    """(compile the three translation units, link). Two steps so a compile error in the
+    candidate and a link error (wrong name or signature, a main()) are told apart."""
+    fam = f"-DHPCK_FAMILY_{family_of(variant).upper()}"
     if variant == "cuda":
         return (
-            ["nvcc", "-O2", "-c", "p/driver.cu", "solution.cu"],
-            ["nvcc", "-O2", "driver.o", "solution.o", "-o", "prog"],
-        )
+            ["nvcc", "-O2", "-DHPCK_GUEST", fam, "-Ip", "-c", "p/guest_main.cu", "p/call.cu",
+             "solution.cu"],
+            ["nvcc", "-O2", "guest_main.o", "call.o", "solution.o", "-o", "prog"],
+        )  # fmt: skip
     cc = "mpicc" if variant.startswith("mpi") else "gcc"
     flags = [*_STD, *(["-fopenmp"] if "openmp" in variant else [])]
-    defs = ["-DHPCK_MPI"] if variant.startswith("mpi") else []
     return (
-        [cc, *flags, *defs, "-c", "p/driver.c", "solution.c"],
-        [cc, *flags, "driver.o", "solution.o", "-o", "prog", "-lm"],
+        [cc, *flags, "-DHPCK_GUEST", fam, "-Ip", "-c", "p/guest_main.c", "p/call.c", "solution.c"],
+        [cc, *flags, "guest_main.o", "call.o", "solution.o", "-o", "prog", "-lm"],
     )
 
 
+def _crash_class(v: HostVerdict, log: str) -> str:
+    """A crash the host saw (its detail: signal_N_when or exit_N_when, or a guest gone),
+    classified like any program run; cand.log (the candidate's own output, which it controls)
+    only refines the class of a failure, it can never make one."""
+    parts = v.detail.split("_")
+    if parts[:2] == ["exit", "0"]:
+        # left with status 0 before the host was done: the outputs were never all produced
+        return FailureClass.with_detail(FailureClass.WRONG_ANSWER, "exited_early")
+    if parts[0] == "signal" and len(parts) > 1 and parts[1].isdigit():
+        fake = ExecResult(ExecStatus.SIGNAL, None, int(parts[1]), "", log, False, 0.0, None, None)
+    else:
+        code = int(parts[1]) if parts[0] == "exit" and parts[1:2] and parts[1].isdigit() else 1
+        fake = ExecResult(ExecStatus.NONZERO_EXIT, code, None, "", log, False, 0.0, None, None)
+    return classify_exec(fake) or FailureClass.NONZERO_EXIT
+
+
 class HpcKernelsScorer:
-    """Scorer protocol implementation. `reps`: timed repetitions per run (best is kept);
-    `run_timeout_s`: wall limit per run (a hang or deadlock becomes timeout)."""
+    """Scorer protocol implementation. `reps`: timed repetitions per configuration (the best
+    window is kept); `run_timeout_s`: wall limit per configuration (hang or deadlock =
+    timeout)."""
 
     def __init__(
         self,
@@ -96,15 +88,20 @@ class HpcKernelsScorer:
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
         if not candidate.code.strip():
             return Score(0.0, "fail", FailureClass.NO_CODE, explanation="empty candidate")
-        async with open_sandbox(self.backend) as sb:
-            return await self._score_in(sb, sample, candidate.code)
+        variant: str = sample.metadata["variant"]
+        try:
+            trusted = await trusted_binaries(sample.metadata["problem"], family_of(variant))
+        except TrustedBuildError as exc:
+            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=str(exc)[:2000])
+        async with open_sandbox(self.backend, extra_ro_binds=(str(trusted.root),)) as sb:
+            return await self._score_in(sb, sample, candidate.code, trusted)
 
-    async def _score_in(self, sb: Sandbox, sample: Sample, code: str) -> Score:
+    async def _score_in(
+        self, sb: Sandbox, sample: Sample, code: str, trusted: TrustedBinaries
+    ) -> Score:
         variant: str = sample.metadata["variant"]
         is_cuda = variant == "cuda"
-        files = dict(sample.files)
-        if is_cuda:  # nvcc needs the .cu suffix to compile the driver as CUDA
-            files["p/driver.cu"] = files.pop("p/driver.c")
+        files = dict(sample.files)  # the guest runtime: trusted.guest_files()
         files["solution.cu" if is_cuda else "solution.c"] = code
         compile_cmd, link_cmd = _build_commands(variant)
         climits = Limits(wall_s=self.compile_timeout_s, memory_mb=4096, pids=256, tmp_mb=1024)
@@ -121,70 +118,109 @@ class HpcKernelsScorer:
                 FailureClass.SKIPPED_NO_GPU,
                 explanation="compiled with nvcc; not run: no GPU visible",
             )
-        return await self._run_all(sb, sample)
+        return await self._run_all(sb, sample, trusted)
 
-    async def _run_all(self, sb: Sandbox, sample: Sample) -> Score:
-        variant: str = sample.metadata["variant"]
-        recipe = toolchains.get(
-            "cuda" if variant == "cuda" else "mpi" if variant.startswith("mpi") else "c"
+    async def _run_once(
+        self, sb: Sandbox, variant: str, np_: int, threads: int, trusted: TrustedBinaries
+    ) -> tuple[ExecResult, HostVerdict | None]:
+        recipe = toolchains.get("mpi" if variant.startswith("mpi") else "c")
+        key = new_key()
+        launch = recipe.run_command(
+            str(trusted.guard), ["./prog"], np_ if variant.startswith("mpi") else None
         )
-        metrics: dict[str, float] = {}
-        notes: list[str] = []
-        last: Verdict | None = None
-        for np_, threads in sample.metadata["configs"]:
-            nonce, seed = secrets.token_hex(16), secrets.randbelow(2**31)
-            tag = f"np{np_}xt{threads}"
-            env = {
-                "HPCK_NONCE": nonce,
-                "HPCK_SEED": str(seed),
-                "HPCK_REPS": str(self.reps),
+        cmd = [
+            str(trusted.host), "--np", str(np_ if variant.startswith("mpi") else 1),
+            "--reps", str(self.reps), "--timeout", f"{self.run_timeout_s:g}",
+            "--nodump", str(trusted.nodump), "--", *launch,
+        ]  # fmt: skip
+        env = recipe.run_env(threads)
+        env.update(
+            {
+                # No configuration from the run directory: $HOME is the run directory, and an
+                # earlier run's candidate could have planted ~/.openmpi/mca-params.conf with
+                # orte_fork_agent=<its own program>, run by mpirun before our guard.
+                "HOME": "/nonexistent",
+                "OMPI_MCA_mca_base_param_files": "/etc/openmpi/openmpi-mca-params.conf",
                 "OMP_NUM_THREADS": str(threads),
-                # idle OpenMP workers and MPI ranks must not spin while the driver times
-                # its sequential baseline on the same cores
+                # idle OpenMP workers and MPI ranks must not spin while they wait for the
+                # next repetition
                 "OMP_WAIT_POLICY": "passive",
                 "OMPI_MCA_mpi_yield_when_idle": "1",
                 # vader's single-copy path (process_vm_readv) is refused inside the sandbox
                 "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
             }
-            limits = Limits(
-                wall_s=self.run_timeout_s,
-                memory_mb=self.memory_mb,
-                pids=512,
-                gpus=1 if variant == "cuda" else 0,
-            )
-            r = await recipe.run(
-                sb, "prog", np=np_ if variant.startswith("mpi") else None, limits=limits, env=env
-            )
-            where = f"at np={np_} threads={threads} (seed {seed})"
+        )
+        limits = Limits(
+            # the host stops at run_timeout_s and reports; the sandbox is the backstop
+            wall_s=self.run_timeout_s + 10,
+            memory_mb=self.memory_mb,
+            pids=512,
+            # the host's arenas are memfds, which RLIMIT_FSIZE caps too (scan's is 61 MiB)
+            file_bytes=256 << 20,
+            gpus=1 if variant == "cuda" else 0,
+        )
+        r = await sb.exec(cmd, limits=limits, env=env, stdin=key.hex() + "\n")
+        return r, parse_host_verdict(r.stdout, key)
+
+    async def _candidate_log(self, sb: Sandbox, v: HostVerdict | None) -> str:
+        """The candidate's own output (its stdout and stderr), named by the host's verdict."""
+        name = v.fields.get("log", "") if v else ""
+        if not _LOG_NAME.fullmatch(name):
+            return ""
+        try:
+            return await sb.read_text(name, max_bytes=_LOG_BYTES)
+        except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError):
+            return ""
+
+    async def _run_all(self, sb: Sandbox, sample: Sample, trusted: TrustedBinaries) -> Score:
+        variant: str = sample.metadata["variant"]
+        metrics: dict[str, float] = {}
+        notes: list[str] = []
+        last: HostVerdict | None = None
+        for np_, threads in sample.metadata["configs"]:
+            tag = f"np{np_}xt{threads}"
+            where = f"at np={np_} threads={threads}"
+            r, v = await self._run_once(sb, variant, np_, threads, trusted)
             if r.status == ExecStatus.SKIPPED_NO_GPU:
                 return Score(0.0, "skipped", FailureClass.SKIPPED_NO_GPU, metrics, r.stderr)
-            if (cls := classify_exec(r)) is not None:
-                log = short_log(r.stderr + r.stdout, 1500)
+            if r.status != ExecStatus.OK or v is None:
+                # A limit the sandbox enforced (memory, pids, wall) is the cause even when the
+                # host managed to report; no tagged line at all means something stopped the
+                # host or buried its line (e.g. an output flood): never a pass.
+                cls = classify_exec(r, check_sanitizers=False)
+                if cls is None:
+                    cls = f"{FailureClass.TAMPER}:no_verdict"
+                log = short_log(await self._candidate_log(sb, v) + r.stderr, 1500)
                 return Score(0.0, "fail", cls, metrics, f"{cls} {where}\n{log}")
-            try:
-                text = await sb.read_text(f"hpck-{nonce}.res", max_bytes=4096)
-            except (FileNotFoundError, PermissionError):
-                text = ""
-            verdict = parse_verdict(text, nonce) if text else None
-            if verdict is None:
-                # the process ended "fine" without our driver finishing (exit() in the
-                # candidate, a forged or truncated file): never a pass
-                why = "no_verdict" if not text else "bad_verdict"
-                return Score(0.0, "fail", f"{FailureClass.WRONG_ANSWER}:{why}", metrics,
-                             f"driver verdict missing or invalid {where}")  # fmt: skip
-            if not verdict.passed:
-                return Score(0.0, "fail", FailureClass.WRONG_ANSWER, metrics,
-                             f"{verdict.detail} {where}, error measure {verdict.err:g}")  # fmt: skip
-            speedup = verdict.base_s / verdict.cand_s if verdict.cand_s > 0 else 0.0
-            metrics[f"runtime_s@{tag}"] = verdict.cand_s
+            if v.status != "pass":
+                log = await self._candidate_log(sb, v)
+                cls = {
+                    "wrong": FailureClass.WRONG_ANSWER,
+                    "timeout": FailureClass.with_detail(FailureClass.TIMEOUT, "wall"),
+                    "tamper": FailureClass.with_detail(FailureClass.TAMPER, v.detail),
+                    "error": FailureClass.INFRA_ERROR,
+                }.get(v.status) or _crash_class(v, log)
+                status = "error" if cls == FailureClass.INFRA_ERROR else "fail"
+                explanation = f"{cls} {where}: {v.detail}"
+                if v.status == "wrong" and "err" in v.fields:
+                    explanation += f", error measure {v.fields['err'].split(',')[-1]}"
+                if log.strip():
+                    explanation += "\n" + short_log(log, 1500)
+                return Score(0.0, status, cls, metrics, explanation)
+            if not v.cand_s or not v.base_s:
+                return Score(0.0, "error", FailureClass.INFRA_ERROR, metrics,
+                             f"host reported no times {where}")  # fmt: skip
+            speedup = v.base_s / v.cand_s
+            metrics[f"runtime_s@{tag}"] = v.cand_s
             metrics[f"speedup@{tag}"] = speedup
-            notes.append(f"{tag}: {verdict.cand_s * 1e3:.2f} ms, speedup {speedup:.2f}")
-            last = verdict
-        assert last is not None
+            notes.append(f"{tag}: {v.cand_s * 1e3:.2f} ms, speedup {speedup:.2f}")
+            last = v
+        assert last is not None and last.cand_s and last.base_s
         np_, threads = sample.metadata["configs"][-1]
-        speedup = last.base_s / last.cand_s if last.cand_s > 0 else 0.0
+        speedup = last.base_s / last.cand_s
         metrics.update(
             runtime_s=last.cand_s,
+            runtime_mean_s=last.mean_s or last.cand_s,
             baseline_s=last.base_s,
             speedup=speedup,
             efficiency=speedup / (np_ * threads),

@@ -36,11 +36,20 @@ class MissingCall:
 def insert_calls(stripped: str, calls: list[MissingCall] | tuple[MissingCall, ...]) -> str:
     """Put `calls` back into `stripped`. Indentation copies the next code line (a closing
     brace's line gets one more level), which only matters to human readers."""
+    return insert_calls_at(stripped, calls)[0]
+
+
+def insert_calls_at(
+    stripped: str, calls: list[MissingCall] | tuple[MissingCall, ...]
+) -> tuple[str, list[int]]:
+    """`insert_calls`, and the 1-based line of the result on which each call (in the order
+    of `calls`) was put."""
     lines = stripped.splitlines()
-    by_line: dict[int, list[str]] = {}
-    for c in calls:
-        by_line.setdefault(c.after_line, []).append(c.text)
+    by_line: dict[int, list[int]] = {}
+    for k, c in enumerate(calls):
+        by_line.setdefault(c.after_line, []).append(k)
     out: list[str] = []
+    where = [0] * len(calls)
     for n in range(len(lines) + 1):
         if n:
             out.append(lines[n - 1])
@@ -49,8 +58,10 @@ def insert_calls(stripped: str, calls: list[MissingCall] | tuple[MissingCall, ..
             indent = re.match(r"[ \t]*", nxt).group(0)  # type: ignore[union-attr]
             if nxt.strip().startswith("}"):
                 indent += "    "
-            out += [indent + t for t in by_line[n]]
-    return "\n".join(out) + "\n"
+            for k in by_line[n]:
+                out.append(indent + calls[k].text)
+                where[k] = len(out)
+    return "\n".join(out) + "\n", where
 
 
 @dataclass(frozen=True, slots=True)

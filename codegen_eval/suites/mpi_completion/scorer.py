@@ -1,35 +1,44 @@
 """Scorer of the mpi-completion suite.
 
 1. Parse the answer (code, else the raw reply; a fenced block is fine): lines
-   `N: MPI_Name(args);`. Each call is parsed with tree-sitter and must be exactly one call
-   statement of an MPI function whose arguments are plain expressions (no assignments, no
-   calls other than MPI_*, no statement expressions); other such lines are rejected and
-   counted. Nothing but these calls is ever pasted into the program, so a candidate cannot
-   print a forged result. No valid call -> no_code.
+   `N: MPI_Name(args);`. Each call is screened (screen.py): one call of an accepted
+   communication function, each argument a side-effect-free expression over the program's
+   own variables and constants that fits its parameter's role (buffers are data, statuses
+   and requests are MPI_Status / MPI_Request variables). A refused construct anywhere in the
+   answer (MPI_Abort, MPI_File_*, a call or assignment in an argument, a status used as a
+   buffer, a cast to a status, ...) -> forbidden_construct:<what>; a malformed line is
+   rejected and counted. Only the screened calls, re-rendered from their tokens, are
+   inserted, each as a statement of a block (not as the body of an unbraced `if`/loop:
+   forbidden_construct:placement). No valid call -> no_code.
 2. Metrics (never the verdict): predicted and reference calls are paired by function name
    (closest lines first, then most equal arguments). function_precision/recall/f1 over the
    names, location_accuracy (pairs within `line_tolerance` lines / reference calls),
    argument_accuracy (equal normalized arguments / reference arguments), exact_match (all
    calls, lines within tolerance, arguments, and their order in the program).
-3. Verdict (Score.value): the calls are inserted, the program is built with mpicc and run
-   with mpirun at each np (default 2 and 4) in the sandbox; every run must print exactly what
-   the reference program (the removed calls put back) prints at that np. A deadlock becomes
-   timeout.
+3. Verdict (Score.value): the calls are inserted, the program is built with mpicc (pointer
+   and integer conversions are errors) and run with mpirun at each np (default 2 and 4) in
+   the sandbox; every run must print exactly what the reference program (the removed calls
+   put back) prints at that np. A deadlock becomes timeout. The comparison happens here, in
+   the scorer; the program's only channel to it is its output, which only the program's own
+   printf writes: no accepted call can print, exit, or touch a file.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
+from codegen_eval.suites._cscreen import Forbidden, ProgramNames, ScreenSyntaxError, program_names
 from codegen_eval.suites._csource import normalize_expr, parse_call_statement
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import Limits, Sandbox, open_sandbox, toolchains
 
-from .problems import MissingCall, insert_calls
+from .problems import MissingCall, insert_calls, insert_calls_at
+from .screen import check_placement, screen_call
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _ANSWER_LINE = re.compile(
@@ -46,24 +55,37 @@ _MPI_ENV = {
 
 @dataclass(frozen=True, slots=True)
 class MpiAnswer:
-    calls: tuple[MissingCall, ...]
-    rejected: tuple[str, ...]  # `N: MPI_...` lines that are not one safe MPI call
+    calls: tuple[MissingCall, ...]  # screened calls, canonical text
+    rejected: tuple[str, ...]  # `N: MPI_...` lines that do not parse as one call
+    forbidden: tuple[tuple[str, str, str], ...] = ()  # (line, failure class, why)
 
 
-def parse_answer(text: str, max_line: int | None = None) -> MpiAnswer:
+def parse_answer(
+    text: str, max_line: int | None = None, names: ProgramNames | None = None
+) -> MpiAnswer:
+    """The answer lines of `text`. `names`: the program's names, to check identifiers and
+    argument roles against (None: any identifier, as for the reference's own lines)."""
     calls: list[MissingCall] = []
     rejected: list[str] = []
+    forbidden: list[tuple[str, str, str]] = []
     for raw in _THINK.sub("", text or "").splitlines():
         m = _ANSWER_LINE.match(raw)
         if not m:
             continue
         n = int(m["line"])
-        call = parse_call_statement(m["call"])
-        if call is None or (max_line is not None and n > max_line):
+        try:
+            call = screen_call(m["call"], names)
+        except Forbidden as exc:
+            forbidden.append((raw.strip(), exc.failure_class, str(exc)))
+            continue
+        except ScreenSyntaxError:
             rejected.append(raw.strip())
             continue
-        calls.append(MissingCall(n, call.text if call.text.endswith(";") else call.text + ";"))
-    return MpiAnswer(tuple(calls), tuple(rejected))
+        if max_line is not None and n > max_line:
+            rejected.append(raw.strip())
+            continue
+        calls.append(MissingCall(n, call.text))
+    return MpiAnswer(tuple(calls), tuple(rejected), tuple(forbidden))
 
 
 def _call_parts(text: str) -> tuple[str, tuple[str, ...]]:
@@ -128,6 +150,17 @@ def _fail(cls: str, explanation: str, metrics: dict[str, float]) -> Score:
     return Score(0.0, "fail", cls, metrics, explanation)
 
 
+@functools.lru_cache(maxsize=256)
+def _names(program: str) -> ProgramNames:
+    return program_names(program)
+
+
+# A call must have the types its prototype says: no pointer passed as a count, no int*
+# passed as a status (the screen checks roles too; this is the compiler's own check).
+STRICT_FLAGS = ("-Werror=incompatible-pointer-types", "-Werror=int-conversion",
+                "-Werror=implicit-function-declaration")  # fmt: skip
+
+
 class MpiCompletionScorer:
     """Scores samples made by `mpi_completion.make_sample` (files: program.c, the stripped
     program; target: the reference answer lines)."""
@@ -152,16 +185,25 @@ class MpiCompletionScorer:
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
         stripped = sample.files["program.c"]
         max_line = len(stripped.splitlines())
-        answer = parse_answer(candidate.code, max_line)
-        if not answer.calls:
-            answer = parse_answer(candidate.raw, max_line)
+        names = _names(stripped)
+        answer = parse_answer(candidate.code, max_line, names)
+        if not answer.calls and not answer.forbidden:
+            answer = parse_answer(candidate.raw, max_line, names)
         reference = parse_answer(sample.target).calls
+        if answer.forbidden:
+            line, cls, why = answer.forbidden[0]
+            return _fail(cls, f"{line[:160]}: {why}", {"forbidden_lines":
+                                                      float(len(answer.forbidden))})  # fmt: skip
         if not answer.calls:
             why = f"; rejected lines: {list(answer.rejected)[:3]}" if answer.rejected else ""
             return _fail(FailureClass.NO_CODE, "no 'N: MPI_Call(args);' line" + why, {})
         metrics = compare_calls(reference, answer.calls, self.line_tolerance)
         metrics["rejected_lines"] = float(len(answer.rejected))
-        program = insert_calls(stripped, answer.calls)
+        program, where = insert_calls_at(stripped, answer.calls)
+        try:
+            check_placement(program, where, [c.text for c in answer.calls])
+        except Forbidden as exc:
+            return _fail(exc.failure_class, str(exc), metrics)
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, insert_calls(stripped, reference), program,
                                    metrics)  # fmt: skip
@@ -172,7 +214,7 @@ class MpiCompletionScorer:
     async def _build(self, sb: Sandbox, src: str, name: str):
         mpi = toolchains.get("mpi")
         return await mpi.compile(
-            sb, {f"{name}.c": src}, output=name,
+            sb, {f"{name}.c": src}, output=name, extra_flags=list(STRICT_FLAGS),
             limits=Limits(wall_s=self.compile_timeout_s, memory_mb=2048, pids=128),
         )  # fmt: skip
 

@@ -59,7 +59,8 @@ class OmpPragma:
 
     @property
     def serializing(self) -> bool:
-        """Clauses that make a parallel region run on one thread: if(0), num_threads(1)."""
+        """The literal clauses if(0) / num_threads(1), as text. The scorer does not use this:
+        it observes the team sizes (`num_threads(2-1)` is just as serial)."""
         if self.num_threads is not None and self.num_threads.strip("() ") == "1":
             return True
         return self.if_clause is not None and bool(_SERIALIZING_IF.match(self.if_clause))

@@ -1,33 +1,55 @@
 """Scorer of the omp-pragma suite.
 
 1. The answer is read from the candidate (code, else the raw reply): the first run of
-   `#pragma omp` lines (continuations joined), or "none". Nothing else from the answer is
-   ever compiled, so a candidate cannot print a forged result: it can only change how the
-   loop is scheduled. Anything else -> no_code.
-2. Clause metrics: the answer and the reference are parsed (pragma.py) and compared
+   `#pragma omp` lines (continuations joined), or "none". Anything else -> no_code.
+2. Screen (screen.py): the lines must be in the suite's pragma grammar: accepted directives
+   and clauses, clause arguments that only read the program's own variables and constants.
+   A call, assignment, statement expression, `sizeof`, string, digraph, non-ASCII character,
+   unknown name, ... -> forbidden_construct:<what>; a malformed pragma -> compile_error:syntax.
+   Only the screened tokens, re-joined, are compiled: never the answer's own text.
+3. Clause metrics: the screened answer and the reference are parsed (pragma.py) and compared
    clause by clause (precision/recall per kind, exact_match). They never decide the verdict.
-3. Functional verdict (Score.value): the scorer builds the serial program itself (marker
-   removed, compiled without -fopenmp) and records its output; the candidate's program is
-   compiled with gcc -fopenmp and run at each thread count of `threads` (default 1, 2, 4, 2:
-   four threads on two cores interleave more, and repeated runs catch races that one run
-   misses). Every run must print exactly the serial output. Then the answer must do the job
-   the reference does: a parallel reference needs a parallel answer that is not serialised
-   (if(0), num_threads(1)); a "none" reference needs "none" (a race that happened not to
-   show in these runs is still a race); a pragma reference needs a pragma.
+4. Functional verdict (Score.value): the scorer builds the serial program itself (no pragma,
+   no -fopenmp) and records its output; the candidate's program is compiled with gcc
+   -fopenmp and run at each thread count of `threads` (default 1, 2, 4, 2); every run must
+   print exactly the serial output.
+5. Observed parallelism (observe.py), when the reference is a parallel construct: both
+   builds carry our observer, which records per encounter of the loop how many iterations
+   ran, on how many threads, in what team size. A run that replicated or skipped work, ran
+   in a team of one at two or more threads, or gave every iteration to one thread fails
+   (wrong_answer:replicated_work / skipped_work / not_parallel), whatever the clauses say.
+6. The answer must be the kind of construct the reference is: a "none" reference needs
+   "none", a pragma reference a pragma, an atomic/critical reference atomic or critical, a
+   simd reference a simd construct (wrong_answer:unsafe_parallelism / missed_parallelism /
+   wrong_construct).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
+from codegen_eval.suites._cscreen import Forbidden, ProgramNames, ScreenSyntaxError, program_names
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import Limits, Sandbox, open_sandbox, toolchains
 
+from .observe import (
+    LINK_FLAGS,
+    OBSERVER_FILE,
+    TRACE_ENV,
+    Trace,
+    instrument,
+    judge_run,
+    observer_source,
+    parse_trace,
+    shared,
+)
 from .pragma import OmpPragma, PragmaSyntaxError, compare, logical_lines, parse_pragma
+from .screen import ScreenedPragma, screen_pragma
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _PRAGMA_LINE = re.compile(r"^\s*#\s*pragma\s+omp\b", re.IGNORECASE)
@@ -83,6 +105,48 @@ def _fail(cls: str, explanation: str, metrics: dict[str, float]) -> Score:
     return Score(0.0, "fail", cls, metrics, explanation)
 
 
+@functools.lru_cache(maxsize=256)
+def _names(program: str) -> ProgramNames:
+    return program_names(program)
+
+
+_ZERO_METRICS = {
+    "directive_match": 0.0, "clause_precision": 0.0, "clause_recall": 0.0,
+    "clause_f1": 0.0, "exact_match": 0.0,
+}  # fmt: skip
+
+
+def _one_line(answer: OmpAnswer) -> str:
+    return " / ".join(answer.lines) if answer.lines else "none"
+
+
+def _wrong_construct(reference: OmpPragma | None, screened: ScreenedPragma) -> str | None:
+    """Why the answer cannot be the construct the reference's statement needs (decided from
+    the screened structure, before anything runs), or None."""
+    if reference is None or reference.parallel:
+        return None  # "none" references and parallel ones are judged after the runs
+    need = set(reference.directive.split())
+    words = set(screened.words)
+    if need & {"atomic", "critical"} and not (
+        len(screened.directives) == 1 and words & {"atomic", "critical"}
+    ):
+        return "the statement needs mutual exclusion (atomic or critical)"
+    if "simd" in need and "simd" not in words:
+        return "the loop needs a simd construct"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What one sample's runs need: the screened answer, whether the runs are observed."""
+
+    answer: OmpAnswer  # the screened (canonical) lines
+    screened: ScreenedPragma | None
+    reference: OmpPragma | None
+    cand: OmpPragma | None
+    observed: bool  # the reference is a parallel construct: observe the runs
+
+
 class OmpPragmaScorer:
     """Scores samples made by `omp_pragma.make_sample` (metadata: marker_line, indent,
     loop_vars; files: program.c, the masked program)."""
@@ -99,7 +163,7 @@ class OmpPragmaScorer:
         self.threads = threads
         self.run_timeout_s = run_timeout_s
         self.compile_timeout_s = compile_timeout_s
-        self._serial: dict[str, str] = {}
+        self._serial: dict[str, tuple[str, Trace | None]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
@@ -108,34 +172,64 @@ class OmpPragmaScorer:
             return _fail(FailureClass.NO_CODE, "no '#pragma omp' line and no 'none'", {})
         implicit = frozenset(sample.metadata.get("loop_vars", ()))
         reference = None if sample.target == "none" else parse_pragma(sample.target)
-        cand: OmpPragma | None = None
-        metrics: dict[str, float] = {}
+        screened: ScreenedPragma | None = None
         if not answer.is_none:
             try:
-                cand = parse_pragma("\n".join(answer.lines), implicit_private=implicit)
+                screened = screen_pragma(answer.lines, _names(sample.files["program.c"]))
+            except (Forbidden, ScreenSyntaxError) as exc:
+                metrics = {**_ZERO_METRICS, "pragma_screened_out": 1.0}
+                return _fail(exc.failure_class, f"{_one_line(answer)[:160]}: {exc}",
+                             metrics)  # fmt: skip
+            answer = OmpAnswer(screened.lines)
+        cand: OmpPragma | None = None
+        metrics: dict[str, float] = {}
+        if screened is not None:
+            try:
+                cand = parse_pragma(screened.text, implicit_private=implicit)
             except PragmaSyntaxError:
-                cand = None  # gcc still judges it; the clause metrics count it as all wrong
+                cand = None  # a guard: screened text parses; metrics would count it all wrong
         if answer.is_none or cand is not None:
             metrics.update(compare(reference, cand, implicit))
         else:
-            metrics.update(
-                directive_match=0.0, clause_precision=0.0, clause_recall=0.0,
-                clause_f1=0.0, exact_match=0.0, pragma_parse_error=1.0,
-            )  # fmt: skip
+            metrics.update(_ZERO_METRICS, pragma_parse_error=1.0)
+        if screened is not None and (why := _wrong_construct(reference, screened)):
+            return _fail(f"{FailureClass.WRONG_ANSWER}:wrong_construct",
+                         f"{_one_line(answer)}: {why}", metrics)  # fmt: skip
+        plan = _Plan(answer, screened, reference, cand, self._observes(sample))
         async with open_sandbox(self.backend) as sb:
-            return await self._run(sb, sample, answer, reference, cand, metrics)
+            return await self._run(sb, sample, plan, metrics)
 
-    def _program(self, sample: Sample, lines: tuple[str, ...]) -> str:
-        src = sample.files["program.c"].splitlines()
-        k = int(sample.metadata["marker_line"]) - 1
+    def _program(self, sample: Sample, lines: tuple[str, ...], observed: bool = False) -> str:
+        """Our program with `lines` (screened pragma lines, or none) at the marker; with the
+        observer's hooks when `observed`."""
+        src = sample.files["program.c"]
+        k = int(sample.metadata["marker_line"])
         indent = str(sample.metadata.get("indent", ""))
+        if observed:
+            return instrument(src, k, indent, lines)
         body = [indent + ln for ln in lines] or [""]
-        return "\n".join([*src[:k], *body, *src[k + 1 :]]) + "\n"
+        src_lines = src.splitlines()
+        return "\n".join([*src_lines[: k - 1], *body, *src_lines[k:]]) + "\n"
+
+    def _sources(self, name: str, program: str, observed: bool) -> dict[str, str]:
+        files = {f"{name}.c": program}
+        if observed:
+            files[OBSERVER_FILE] = observer_source()
+        return files
 
     async def serial_output(self, sb: Sandbox, sample: Sample) -> str:
         """Output of the program without the pragma, compiled without OpenMP (so the other
         pragmas are ignored too): the loop's sequential semantics. Cached per source."""
-        src = self._program(sample, ())
+        return (await self._serial_run(sb, sample, self._observes(sample)))[0]
+
+    @staticmethod
+    def _observes(sample: Sample) -> bool:
+        return sample.target != "none" and parse_pragma(sample.target).parallel
+
+    async def _serial_run(
+        self, sb: Sandbox, sample: Sample, observed: bool
+    ) -> tuple[str, Trace | None]:
+        src = self._program(sample, (), observed)
         key = hashlib.sha256(src.encode()).hexdigest()
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
@@ -143,35 +237,37 @@ class OmpPragmaScorer:
                 return self._serial[key]
             c = toolchains.get("c")
             build = await c.compile(
-                sb, {"serial.c": src}, output="serial",
+                sb, self._sources("serial", src, observed), output="serial",
                 extra_flags=["-Wno-unknown-pragmas"],
                 limits=Limits(wall_s=self.compile_timeout_s, memory_mb=2048, pids=64),
             )  # fmt: skip
             if not build.ok:
                 raise RuntimeError(f"serial program of {sample.id} does not compile:\n"
                                    f"{build.exec_result.stderr}")  # fmt: skip
-            r = await c.run(sb, "serial", limits=self._run_limits())
+            r = await c.run(sb, "serial", limits=self._run_limits(),
+                            env={TRACE_ENV: "serial_trace.txt"})  # fmt: skip
             if not r.ok:
                 raise RuntimeError(f"serial program of {sample.id} failed: {r.status}")
-            self._serial[key] = r.stdout
-            return r.stdout
+            trace = None
+            if observed:
+                trace = parse_trace(await sb.read_text("serial_trace.txt", max_bytes=1 << 20))
+                if trace is None:
+                    raise RuntimeError(f"serial program of {sample.id}: no observer trace")
+            self._serial[key] = (r.stdout, trace)
+            return self._serial[key]
 
     def _run_limits(self) -> Limits:
         return Limits(wall_s=self.run_timeout_s, memory_mb=1024, pids=64)
 
     async def _run(
-        self,
-        sb: Sandbox,
-        sample: Sample,
-        answer: OmpAnswer,
-        reference: OmpPragma | None,
-        cand: OmpPragma | None,
-        metrics: dict[str, float],
+        self, sb: Sandbox, sample: Sample, plan: _Plan, metrics: dict[str, float]
     ) -> Score:
-        expected = await self.serial_output(sb, sample)
+        expected, serial_trace = await self._serial_run(sb, sample, plan.observed)
         omp = toolchains.get("openmp")
+        program = self._program(sample, plan.answer.lines, plan.observed)
         build = await omp.compile(
-            sb, {"candidate.c": self._program(sample, answer.lines)}, output="candidate",
+            sb, self._sources("candidate", program, plan.observed), output="candidate",
+            extra_flags=list(LINK_FLAGS) if plan.observed else [],
             limits=Limits(wall_s=self.compile_timeout_s, memory_mb=2048, pids=64),
         )  # fmt: skip
         if (cls := classify_compile_result(build.exec_result)) is not None or not build.ok:
@@ -179,10 +275,13 @@ class OmpPragmaScorer:
             log = short_log(build.exec_result.stderr + build.exec_result.stdout)
             return _fail(cls, log, metrics)
         metrics["functional_output_match"] = 0.0
+        timing_dependent = plan.screened is None or plan.screened.timing_dependent
+        sharing_runs: list[bool] = []  # per observed run at 2+ threads: was the loop shared
         for k, t in enumerate(self.threads):
+            trace_file = f"omp_trace_{k}.txt"
             r = await omp.run(
                 sb, "candidate", threads=t, limits=self._run_limits(),
-                env={"OMP_DYNAMIC": "false"},
+                env={"OMP_DYNAMIC": "false", TRACE_ENV: trace_file},
             )  # fmt: skip
             if (cls := classify_exec(r)) is not None:
                 return _fail(cls, f"run {k + 1} at {t} threads: {r.status}\n"
@@ -195,17 +294,39 @@ class OmpPragmaScorer:
                     metrics,
                 )
             metrics[f"runtime_s@{t}t"] = round(r.wall_s, 4)
+            if plan.observed and serial_trace is not None and plan.screened is not None:
+                try:
+                    text = await sb.read_text(trace_file, max_bytes=1 << 20)
+                except (FileNotFoundError, PermissionError):
+                    text = ""
+                trace = parse_trace(text)
+                if trace is None:
+                    return _fail(f"{FailureClass.INFRA_ERROR}:observer",
+                                 f"run {k + 1} at {t} threads left no observer trace",
+                                 metrics)  # fmt: skip
+                if trace.encounters:
+                    metrics[f"observed_team@{t}t"] = float(
+                        min(e.team_min for e in trace.encounters)
+                    )
+                    metrics[f"observed_workers@{t}t"] = float(
+                        max(e.workers for e in trace.encounters))  # fmt: skip
+                verdict = judge_run(serial_trace, trace, threads=t,
+                                    timing_dependent=timing_dependent)  # fmt: skip
+                if verdict is not None:
+                    return _fail(verdict[0], f"{_one_line(plan.answer)}: {verdict[1]}", metrics)
+                if t >= 2:
+                    sharing_runs.append(shared(trace))
+        if sharing_runs and not any(sharing_runs):
+            return _fail(f"{FailureClass.WRONG_ANSWER}:not_parallel",
+                         f"{_one_line(plan.answer)}: in none of the {len(sharing_runs)} runs at "
+                         "2+ threads did two threads share the loop's iterations (one thread "
+                         "took every chunk)", metrics)  # fmt: skip
         metrics["functional_output_match"] = 1.0
-        return self._judge(answer, reference, cand, metrics)
+        return self._judge(plan, metrics)
 
-    def _judge(
-        self,
-        answer: OmpAnswer,
-        reference: OmpPragma | None,
-        cand: OmpPragma | None,
-        metrics: dict[str, float],
-    ) -> Score:
+    def _judge(self, plan: _Plan, metrics: dict[str, float]) -> Score:
         wrong = FailureClass.WRONG_ANSWER
+        answer, reference = plan.answer, plan.reference
         if reference is None and not answer.is_none:
             return _fail(f"{wrong}:unsafe_parallelism", "the loop carries a dependence and "
                          "must stay serial; no race showed in these runs, but it is one",
@@ -213,10 +334,7 @@ class OmpPragmaScorer:
         if reference is not None and answer.is_none:
             return _fail(f"{wrong}:missed_parallelism", "the loop needs a pragma: without "
                          "one it is correct but serial", metrics)  # fmt: skip
-        if reference is not None and reference.parallel:
-            if cand is None or not cand.parallel or cand.serializing:
-                return _fail(f"{wrong}:not_parallel", "the answer does not run the loop "
-                             "in parallel (no parallel construct, if(0) or num_threads(1))",
-                             metrics)  # fmt: skip
         note = f"output matches the serial program at threads {list(self.threads)}"
-        return Score(1.0, "pass", None, metrics, f"{answer.text}: {note}")
+        if plan.observed:
+            note += "; observed: work shared by a team of 2+ threads at every thread count >= 2"
+        return Score(1.0, "pass", None, metrics, f"{_one_line(answer)}: {note}")

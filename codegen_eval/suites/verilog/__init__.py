@@ -4,8 +4,10 @@
 
 Every problem (see `problems/`) is a compact port table + spec + reference body; the prompt,
 the `RefModule` and a self-checking testbench are generated from it (`tbgen`). The scorer
-(`VerilogScorer`) compiles candidate + reference + testbench with Icarus Verilog in a sandbox,
-decides the verdict from a nonce-keyed summary line, and lints the candidate with Verilator.
+(`VerilogScorer`) compiles testbench + reference + candidate with Icarus Verilog in a sandbox,
+screens the compiled design (`screen.py`), checks the run against the reference's own run
+(`calibrate.py`) and decides the verdict from a nonce-keyed summary line; Verilator lints on
+request.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ from codegen_eval.registry import register_suite
 from codegen_eval.suites._select import select_problems
 from codegen_eval.types import Sample, Task
 
+from .calibrate import Calibration, calibrate
 from .problems import ALL_PROBLEMS
 from .scorer import (
+    ALLOWED_SYSTEM_FUNCTIONS,
     FORBIDDEN_TASKS,
     Verdict,
     VerilogScorer,
     forbidden_constructs,
+    harness_spec,
     parse_verdict,
 )
 from .spec import CANDIDATE_TOP, REFERENCE_TOP, Port, Problem
@@ -68,7 +73,7 @@ def select(
 
 
 @register_suite(
-    "verilog", "Spec-to-RTL problems simulated with Icarus Verilog, linted by Verilator"
+    "verilog", "Spec-to-RTL problems simulated with Icarus Verilog (Verilator lint on request)"
 )
 def verilog_suite(
     problems: Sequence[str] | str | None = None,
@@ -78,7 +83,7 @@ def verilog_suite(
     backend: str | None = None,
     compile_wall_s: float = 30.0,
     sim_wall_s: float = 20.0,
-    lint: bool = True,
+    lint: bool = False,
     strict_lint: bool = False,
     epochs: int = 1,
 ) -> Task:
@@ -100,15 +105,19 @@ def verilog_suite(
 
 
 __all__ = [
+    "ALLOWED_SYSTEM_FUNCTIONS",
     "ALL_PROBLEMS",
     "FORBIDDEN_TASKS",
     "SYSTEM_PROMPT",
+    "Calibration",
     "Port",
     "Problem",
     "Verdict",
     "VerilogScorer",
+    "calibrate",
     "forbidden_constructs",
     "generate_testbench",
+    "harness_spec",
     "parse_verdict",
     "problem_sample",
     "select",

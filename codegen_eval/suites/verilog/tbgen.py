@@ -12,11 +12,11 @@ Comparison is X-aware: a reference bit that is X or Z is a don't-care (registers
 first reset); a candidate X where the reference has 0/1 is a mismatch.
 
 Verdict integrity: every name in the testbench carries the token ``__TAG__``, which the scorer
-replaces with a fresh random tag per run, so a candidate cannot reach into the testbench with a
-hierarchical reference. The summary line carries a per-run nonce that only arrives at run time
-as ``+cge_nonce=<hex>`` on the vvp command line; the scorer forbids the candidate the system
-tasks that could read it (`$value$plusargs`, file I/O). The human-readable
-``Mismatches: N in M samples`` line is printed as well but never trusted.
+replaces with a fresh random tag per run (defence in depth: the screen of the compiled design,
+screen.py, is what rejects any reference into the testbench). The summary line carries a
+per-run nonce that only arrives at run time as ``+cge_nonce=<hex>`` on the vvp command line,
+and the candidate may call no system task that could read or print it. The human-readable
+``Mismatches: N in M samples`` line is printed as well but never parsed.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ from codegen_eval.suites.hpc_kernels import (
     PROBLEMS,
     VARIANTS,
     hpc_kernels_task,
-    parse_verdict,
+    parse_host_verdict,
 )
-from codegen_eval.suites.hpc_kernels.scorer import fnv1a64
+from codegen_eval.suites.hpc_kernels.protocol import new_key, siphash24
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Task
 
 
@@ -33,7 +33,15 @@ def test_dataset_has_every_problem_in_every_variant() -> None:
         assert meta["signature"] in s.input  # the exact prototype is in the prompt
         assert "main()" in s.input and "Data contract:" in s.input
         assert s.target.strip() and "main(" not in s.target
-        assert set(s.files) == {"harness.h", "p/driver.c"}
+        assert set(s.files) == {
+            "p/hpck.h",
+            "p/hpck_proto.h",
+            f"p/guest_main.{'cu' if meta['variant'] == 'cuda' else 'c'}",
+            "p/problem.h",
+            f"p/call.{'cu' if meta['variant'] == 'cuda' else 'c'}",
+        }
+        # the host side (inputs, reference, check) never reaches the candidate's sandbox
+        assert "void hpck_reference(void) {" not in "".join(s.files.values())
     mpi = next(s for s in task.dataset if s.id == "gemm/mpi")
     assert mpi.metadata["np"] == [1, 2, 4] and mpi.metadata["threads"] == [1]
     assert "rank 0" in mpi.input and "MPI_Init" in mpi.input
@@ -51,16 +59,22 @@ def test_filters_limit_and_unknown_names() -> None:
         hpc_kernels_task(problems=["fft"])
 
 
-def test_verdict_needs_the_right_nonce_and_checksum() -> None:
-    nonce = "0123456789abcdef"
-    payload = "v=1 pass=1 cand_s=0.5 base_s=1 err=0 detail=-"
-    good = f"{payload}\nmac={fnv1a64(f'{nonce}|{payload}'):016x}\n"
-    v = parse_verdict(good, nonce)
-    assert v is not None and v.passed and v.cand_s == 0.5 and v.base_s == 1.0
-    assert parse_verdict(good, "another-nonce") is None
-    assert parse_verdict(good.replace("pass=1", "pass=0"), nonce) is None  # tampered payload
-    assert parse_verdict(payload + "\n", nonce) is None
-    assert parse_verdict("PASS\n", nonce) is None
+def test_siphash_matches_the_reference_vector() -> None:
+    # SipHash-2-4 paper, appendix A: key 00..0f, message 00..0e
+    assert siphash24(bytes(range(16)), bytes(range(15))) == 0xA129CA6149BE45E5
+
+
+def test_host_verdict_needs_a_tag_under_this_runs_key() -> None:
+    key = new_key()
+    body = "HPCK2 status=pass detail=- base_s=1 err=0 cand_s=0.5 mean_s=0.6 windows=0.5,0.7"
+    good = f"{body} mac={siphash24(key, body.encode()):016x}"
+    v = parse_host_verdict(f"noise\n{good}\n", key)
+    assert v is not None and v.status == "pass" and v.cand_s == 0.5 and v.base_s == 1.0
+    assert v.windows == (0.5, 0.7)
+    assert parse_host_verdict(good, new_key()) is None  # another run's key
+    assert parse_host_verdict(good.replace("cand_s=0.5", "cand_s=0.0001"), key) is None
+    assert parse_host_verdict(body, key) is None
+    assert parse_host_verdict("PASS\nHPCK2 status=pass mac=0000000000000000\n", key) is None
 
 
 async def _score_references(samples: list[Sample]) -> list[tuple[Sample, Score]]:

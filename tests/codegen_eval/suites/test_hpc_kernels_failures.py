@@ -53,8 +53,8 @@ void axpy(long n, double a, const double *x, double *y) {
 }
 """
 
-# Steals the nonce in a constructor (runs before main) and forges a verdict with it. The
-# driver's priority-101 constructor wipes HPCK_NONCE first, so getenv finds nothing.
+# Looks for a nonce in a constructor (runs before main) and forges a verdict with it. There is
+# no secret in the candidate's process at all (see test_hpc_kernels_adversarial.py).
 NONCE_THIEF = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,7 +183,7 @@ async def test_nonce_is_gone_before_candidate_constructors_run() -> None:
 
 async def test_exit_before_the_verdict_is_not_a_pass() -> None:
     sc = await _score("axpy/openmp", EARLY_EXIT)
-    assert sc.status == "fail" and sc.failure_class == "wrong_answer:no_verdict"
+    assert sc.status == "fail" and sc.failure_class == "wrong_answer:exited_early"
 
 
 async def test_mpi_deadlock_is_timeout() -> None:

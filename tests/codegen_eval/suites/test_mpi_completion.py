@@ -74,18 +74,25 @@ def test_parse_answer_formats() -> None:
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("line", "what"),
     [
-        '5: MPI_Send(printf("pass"), 1, MPI_INT, 0, 0, MPI_COMM_WORLD);',  # a hidden call
-        "5: MPI_Barrier(MPI_COMM_WORLD); exit(0);",  # a second statement
-        "5: MPI_Bcast(({ exit(0); 0; }), 1, MPI_INT, 0, MPI_COMM_WORLD);",
-        "5: MPI_Bcast(&(n = 3), 1, MPI_INT, 0, MPI_COMM_WORLD);",  # an assignment
-        "5: MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD",  # a syntax error
+        ("5: MPI_Send(exit(0), 1, MPI_INT, 0, 0, MPI_COMM_WORLD);", "call"),
+        ('5: MPI_Send(printf("pass"), 1, MPI_INT, 0, 0, MPI_COMM_WORLD);', "string_literal"),
+        ("5: MPI_Barrier(MPI_COMM_WORLD); exit(0);", "statement"),  # a second statement
+        ("5: MPI_Bcast(({ exit(0); 0; }), 1, MPI_INT, 0, MPI_COMM_WORLD);",
+         "statement_expression"),
+        ("5: MPI_Bcast(&(n = 3), 1, MPI_INT, 0, MPI_COMM_WORLD);", "assignment"),
     ],
-)
-def test_unsafe_or_broken_calls_are_rejected(line: str) -> None:
+)  # fmt: skip
+def test_unsafe_calls_are_forbidden(line: str, what: str) -> None:
     answer = parse_answer(line)
-    assert answer.calls == () and len(answer.rejected) == 1
+    assert answer.calls == () and answer.rejected == ()
+    assert [(f[0], f[1]) for f in answer.forbidden] == [(line, f"forbidden_construct:{what}")]
+
+
+def test_broken_calls_are_rejected() -> None:
+    answer = parse_answer("5: MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD")
+    assert answer.calls == () and len(answer.rejected) == 1 and answer.forbidden == ()
 
 
 def test_lines_beyond_the_program_are_rejected() -> None:

@@ -73,9 +73,13 @@ async def test_swapped_send_recv_deadlocks_into_timeout(task) -> None:
 
 
 async def test_compile_error_and_unparsable_answers(task) -> None:
+    # a name the program does not declare never reaches mpicc: the screen refuses it
     undeclared = await _score(task, "ring_pass",
                               "14: MPI_Send(&tok, 1, MPI_INT, next, 0, MPI_COMM_WORLD);")  # fmt: skip
-    assert undeclared.failure_class == "compile_error:undeclared", undeclared.explanation
+    assert undeclared.failure_class == "forbidden_construct:identifier", undeclared.explanation
+    wrong_type = await _score(task, "ring_pass",
+                              "14: MPI_Send(token, 1, MPI_INT, next, 0, MPI_COMM_WORLD);")  # fmt: skip
+    assert wrong_type.failure_class == "compile_error:type", wrong_type.explanation
     for reply in ("I am not sure.", '14: printf("ok\\n");', "14: MPI_Barrier(MPI_COMM_WORLD"):
         score = await _score(task, "ring_pass", reply)
         assert (score.value, score.failure_class) == (0.0, "no_code"), reply

@@ -34,6 +34,9 @@ def _assert_reference_passes(score: Score, sample_id: str) -> None:
     assert score.metrics["exact_match"] == 1.0
     assert score.metrics["clause_f1"] == 1.0
     assert score.metrics["functional_output_match"] == 1.0
+    if "observed_team@4t" in score.metrics:  # parallel references: the observer saw a team
+        assert score.metrics["observed_team@4t"] == 4.0
+        assert score.metrics["observed_workers@4t"] >= 2.0
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -68,13 +71,17 @@ async def test_serialising_clause_is_not_parallel(task) -> None:
         task, "reduction_two_sums", "#pragma omp parallel for reduction(+:sum,sumsq) if(0)"
     )
     assert (score.value, score.failure_class) == (0.0, "wrong_answer:not_parallel")
+    assert "team of 1 thread" in score.explanation  # observed, not read from the text
+    assert score.metrics["observed_team@2t"] == 1.0
 
 
 async def test_answers_gcc_rejects_are_compile_errors(task) -> None:
+    # a name the program does not declare never reaches gcc: the screen refuses it
     undeclared = await _score(
         task, "reduction_two_sums", "#pragma omp parallel for reduction(+:total)"
     )
-    assert undeclared.failure_class == "compile_error:undeclared", undeclared.explanation
+    assert undeclared.failure_class == "forbidden_construct:identifier", undeclared.explanation
+    assert "`total`" in undeclared.explanation
     early_exit = await _score(task, "dependence_early_exit", "#pragma omp parallel for")
     assert early_exit.failure_class is not None
     assert early_exit.failure_class.startswith("compile_error"), early_exit.explanation

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from codegen_eval.suites.verilog import (
@@ -28,12 +30,13 @@ def _s(code: str, sample: Sample | None = None, **opts: object):
     return scorer.score(s, Candidate(s.id, 0, code))
 
 
-async def test_correct_candidate_passes_and_is_linted() -> None:
+async def test_correct_candidate_passes_and_is_linted_on_request() -> None:
     code = "// a correct answer\n" + HEAD + GOOD_BODY + "  assign y_nand = ~(a & b);\nendmodule\n"
     score = await _s(code, lint=True)
     assert score.status == "pass" and score.value == 1.0, score.explanation
     assert score.metrics["mismatches"] == 0 and score.metrics["samples"] == GATES.expected_samples
     assert score.metrics["lint_errors"] == 0 and "lint_warnings" in score.metrics
+    assert "lint_warnings" not in (await _s(code)).metrics  # lint is off unless asked for
 
 
 async def test_syntax_error_is_compile_error() -> None:
@@ -61,7 +64,9 @@ async def test_inverted_output_is_sim_mismatch_with_count() -> None:
     assert "y_nand" in score.explanation and "y_and:" not in score.explanation
 
 
-async def test_fake_summary_line_is_ignored() -> None:
+async def test_printing_anything_is_forbidden() -> None:
+    """A fake summary line, with or without a nonce, never reaches the verdict: the design
+    may not call $display at all (the screen reads the compiled design)."""
     code = (
         HEAD + GOOD_BODY + "  assign y_nand = a & b;\n"
         '  initial $display("Mismatches: 0 in 100 samples");\n'
@@ -69,7 +74,7 @@ async def test_fake_summary_line_is_ignored() -> None:
         'timeout=0");\nendmodule\n'
     )
     score = await _s(code)
-    assert score.failure_class == "sim_mismatch" and score.metrics["mismatches"] > 0
+    assert score.failure_class == "forbidden_construct:$display", score.explanation
 
 
 async def test_reading_the_nonce_is_forbidden() -> None:
@@ -79,9 +84,10 @@ async def test_reading_the_nonce_is_forbidden() -> None:
         "endmodule\n"
     )
     score = await _s(code)
-    assert score.failure_class == "compile_error:forbidden_construct"
+    assert score.failure_class == "forbidden_construct:$value$plusargs", score.explanation
+    # the one text check left: `include, anywhere (even a comment cannot hide it)
     assert forbidden_constructs('// $finish in a comment\n$display("$fopen");') == []
-    assert forbidden_constructs("initial $finish;") == ["$finish"]
+    assert forbidden_constructs('/* */ `include "ref.sv"') == ["`include"]
 
 
 async def test_hierarchical_reference_into_the_harness_fails() -> None:
@@ -142,3 +148,34 @@ def test_parse_verdict_requires_the_nonce() -> None:
     assert parse_verdict(out, "cd") is None
     v = parse_verdict(out, "ab")
     assert v is not None and (v.errors, v.samples, v.timed_out) == (0, 5, False)
+
+
+async def test_unsupported_construct_keeps_iverilogs_wording() -> None:
+    code = HEAD + (
+        "  typedef enum logic {OFF, ON} st_t;\n  st_t s;\n  always @* s = st_t'(a);\n"
+        + GOOD_BODY
+        + "  assign y_nand = ~(a & b);\nendmodule\n"
+    )
+    score = await _s(code)
+    assert score.failure_class == "compile_error:unsupported", score.explanation
+    assert "sorry: This cast operation is not yet supported" in score.explanation
+
+
+async def test_the_sample_count_comes_from_the_reference_run(monkeypatch) -> None:
+    """The calibrated count equals what the generator planned; a run with another count
+    fails even when every compared sample matched."""
+    sample = problem_sample(GATES)
+    scorer = VerilogScorer()
+    cal = await scorer.calibration(sample)
+    assert cal is not None and cal.ok and cal.samples == GATES.expected_samples
+    assert cal.model is not None and cal.model.dut_path.endswith("TAG.dut_TAG")
+    good = HEAD + GOOD_BODY + "  assign y_nand = ~(a & b);\nendmodule\n"
+    assert (await _s(good)).status == "pass"
+
+    async def one_more(*args, **kwargs):
+        return dataclasses.replace(cal, samples=cal.samples + 1)
+
+    monkeypatch.setattr("codegen_eval.suites.verilog.scorer.calibrate", one_more)
+    score = await _s(good)
+    assert score.failure_class == "sim_mismatch:incomplete", score.explanation
+    assert f"the reference's run has {GATES.expected_samples + 1}" in score.explanation

@@ -1,0 +1,232 @@
+"""The HumanEval checker's files, kept where candidate code cannot change them.
+
+Everything the checker runs lives in a cache directory that sandboxes see read-only
+(``open_sandbox(..., extra_ro_binds=(root,))``): the static guard built from he_guard.c, the
+Python runners (rpc_trusted.py, rpc_candidate.py, rpc_codec.py and tagging.py, copied), and
+one compiled checker per C/C++ problem. The root is a directory under the system temp
+directory (the sandbox uid must be able to traverse it for the bind) that must be ours and
+writable by nobody else. Entries are named by the hash of what went into them, built in a
+temporary directory and renamed into place, so concurrent scorers never see half an entry.
+
+The C/C++ checker is compiled from the user's problem file (prompt and test), so it is built
+inside a sandbox of its own, never with candidate code, then copied here execute-only (0711):
+when we run as root the sandbox uid can run it but not read it, so a candidate cannot pull
+the test's expected values out of the binary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen_eval import tagging
+
+HERE = Path(__file__).parent
+HARNESS = HERE / "harness"
+CACHE_ENV = "CODEGEN_HUMANEVAL_CACHE"
+PY_FILES = ("rpc_trusted.py", "rpc_candidate.py", "rpc_codec.py")
+C_HEADERS = ("he_core.h", "he_rpc.hpp")
+
+
+class _BuildFailed(Exception):
+    """A build from the user's problem file failed (the scorer falls back)."""
+
+
+class TrustedBuildError(RuntimeError):
+    """Our own harness failed to build: a missing toolchain or a bug of ours."""
+
+
+@dataclass(frozen=True, slots=True)
+class PythonHarness:
+    root: Path  # bind this read-only into the sandbox
+    guard: Path
+    trusted: Path  # rpc_trusted.py
+    candidate: Path  # rpc_candidate.py
+
+
+def cache_root() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    root = Path(env) if env else Path(tempfile.gettempdir()) / f"codegen-lab-he-{os.geteuid()}"
+    root.mkdir(mode=0o755, parents=True, exist_ok=True)
+    st = os.lstat(root)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise TrustedBuildError(
+            f"{root} must be a directory owned by uid {os.geteuid()} and writable only by it "
+            f"(set ${CACHE_ENV} to another place)"
+        )
+    return root
+
+
+@functools.cache
+def _gcc_id() -> str:
+    try:
+        out = subprocess.run(
+            ["gcc", "--version"], capture_output=True, text=True, timeout=30, check=True
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise TrustedBuildError(f"gcc is needed to build the HumanEval guard: {exc}") from exc
+    return out.stdout.splitlines()[0] if out.stdout else "gcc"
+
+
+def header_text(name: str) -> str:
+    return (HARNESS / name).read_text()
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little") + p)
+    return h.hexdigest()[:20]
+
+
+_locks: dict[str, asyncio.Lock] = {}
+
+
+def _publish(tmp: Path, final: Path, modes: dict[str, int]) -> None:
+    for p in tmp.iterdir():
+        p.chmod(modes.get(p.name, 0o644))
+    (tmp / ".complete").write_text("")
+    tmp.chmod(0o755)
+    try:
+        os.rename(tmp, final)
+    except OSError:  # another process finished the same entry first
+        if not (final / ".complete").exists():
+            raise
+
+
+async def _entry(name: str, build: Callable[[Path], Awaitable[dict[str, int]]]) -> Path:
+    """The cache entry `name`, made by `build(tmpdir)` (which returns file modes) once."""
+    final = cache_root() / name
+    if (final / ".complete").exists():
+        return final
+    async with _locks.setdefault(name, asyncio.Lock()):
+        if (final / ".complete").exists():
+            return final
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cache_root()))
+        try:
+            modes = await build(tmp)
+            _publish(tmp, final, modes)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # gone already after a successful rename
+    with contextlib.suppress(OSError):  # mtime = last use
+        os.utime(final)
+    return final
+
+
+async def python_harness() -> PythonHarness:
+    """The guard and the Python runners, built/copied once per version of their sources."""
+    sources = [HARNESS / "he_guard.c", *(HERE / f for f in PY_FILES), Path(tagging.__file__)]
+    key = _digest(_gcc_id().encode(), *(p.read_bytes() for p in sources))
+
+    async def build(out: Path) -> dict[str, int]:
+        proc = await asyncio.create_subprocess_exec(
+            "gcc", "-O2", "-static", str(HARNESS / "he_guard.c"), "-o", str(out / "he_guard"),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        log, _ = await proc.communicate()
+        if proc.returncode != 0:
+            raise TrustedBuildError(f"building he_guard failed:\n{log.decode()[-2000:]}")
+        for p in sources[1:]:
+            shutil.copyfile(p, out / p.name)
+        return {"he_guard": 0o755}
+
+    root = await _entry(f"py-{key}", build)
+    return PythonHarness(
+        root=cache_root(),
+        guard=root / "he_guard",
+        trusted=root / "rpc_trusted.py",
+        candidate=root / "rpc_candidate.py",
+    )
+
+
+def _backend(sandbox: str | None) -> bytes:
+    """Builds made in one backend's sandbox run in that backend (its compiler, its libs)."""
+    return (sandbox or os.environ.get("CODEGEN_SANDBOX") or "bwrap").encode()
+
+
+_failed: dict[str, str] = {}  # checker builds that failed in this process: key -> reason
+PCH_FLAGS = ["-std=c++17", "-O2", "-DHE_CANDIDATE=1"]
+
+
+async def candidate_pch(sandbox: str | None) -> Path | None:
+    """he_rpc.hpp precompiled for the candidate's build (its many standard headers cost
+    ~0.5 s per sample otherwise), or None where it does not build. Compiled in a sandbox so
+    that it matches the sandbox's compiler; g++ ignores a stale one and reads the text."""
+    from sandboxes import Limits, open_sandbox
+
+    key = _digest(
+        b"pch", _backend(sandbox), _gcc_id().encode(), " ".join(PCH_FLAGS).encode(),
+        *(header_text(h).encode() for h in C_HEADERS),
+    )  # fmt: skip
+    if key in _failed:
+        return None
+
+    async def build(out: Path) -> dict[str, int]:
+        async with open_sandbox(sandbox) as sb:
+            r = await sb.exec(
+                ["g++", *PCH_FLAGS, "-x", "c++-header", "he_rpc.hpp", "-o", "he_rpc.hpp.gch"],
+                files={h: header_text(h) for h in C_HEADERS},
+                limits=Limits(wall_s=120, memory_mb=2048),
+            )
+            if not r.ok:
+                raise _BuildFailed(r.stderr[-1500:] or r.status)
+            (out / "he_rpc.hpp.gch").write_bytes(await sb.read_file("he_rpc.hpp.gch"))
+        for h in C_HEADERS:
+            (out / h).write_text(header_text(h))
+        return {}
+
+    try:
+        return await _entry(f"pch-{key}", build) / "he_rpc.hpp"
+    except _BuildFailed as exc:
+        _failed[key] = str(exc)
+        return None
+
+
+async def compiled_checker(
+    source: str, lang: str, flags: list[str], libs: list[str], sandbox: str | None
+) -> tuple[Path | None, str]:
+    """(path of the compiled checker, "") or (None, why it could not be built). Built in a
+    sandbox of its own from the problem's prompt and test and our headers, never from
+    candidate code."""
+    from sandboxes import Limits, open_sandbox
+
+    cc, src = ("gcc", "checker.c") if lang == "c" else ("g++", "checker.cpp")
+    key = _digest(
+        lang.encode(), source.encode(), " ".join(flags + libs).encode(), _backend(sandbox),
+        _gcc_id().encode(),
+        *(header_text(h).encode() for h in C_HEADERS),
+    )  # fmt: skip
+    if key in _failed:
+        return None, _failed[key]
+
+    async def build(out: Path) -> dict[str, int]:
+        files = {src: source, **{h: header_text(h) for h in C_HEADERS}}
+        async with open_sandbox(sandbox) as sb:
+            r = await sb.exec(
+                [cc, *flags, "-o", "he_checker", src, *libs],
+                files=files,
+                limits=Limits(wall_s=120, memory_mb=2048),
+            )
+            if r.status == "nonzero_exit":  # the problem's code: fall back for it
+                raise _BuildFailed(r.stderr[-1500:])
+            if not r.ok:  # a limit hit while building is no reason to trust less
+                raise TrustedBuildError(f"building the checker: {r.status}\n{r.stderr[-500:]}")
+            (out / "he_checker").write_bytes(await sb.read_file("he_checker"))
+        return {"he_checker": 0o711}
+
+    try:
+        root = await _entry(f"cx-{key}", build)
+    except _BuildFailed as exc:
+        _failed[key] = f"the checker does not build: {exc}"
+        return None, _failed[key]
+    return root / "he_checker", ""

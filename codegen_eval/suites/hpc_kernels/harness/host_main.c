@@ -1,0 +1,458 @@
+/* hpck_host (host_main.c + problems/<name>/reference.c): the trusted side of an hpc-kernels
+ * run. No candidate code is linked here.
+ *
+ *   hpck_host --np N --reps R --timeout S --nodump LIB -- LAUNCH...
+ *
+ * stdin: a 32-hex-digit key (read whole before anything else starts). LAUNCH starts N guest
+ * processes through hpck_guard (directly, or as mpirun ... hpck_guard ./prog). stdout: one
+ * verdict line, `HPCK2 <fields> mac=<siphash>`; the candidate's stdout/stderr go to a
+ * fresh cand-<random>.log whose name is one of the fields. Sequence (see hpck.h and
+ * docs/suite-hpc-kernels.md):
+ *   1. time the reference on seeded inputs, before any candidate process exists;
+ *   2. start LAUNCH; every guard reports in and stops; continue them once all are filtered;
+ *   3. give each guest its arena (a sealed memfd);
+ *   4. per repetition, with every guest stopped: check the previous repetition's outputs,
+ *      write fresh inputs from a new secret seed, poison the outputs, then SIGCONT and time
+ *      until every guest says done; stop them again.
+ *   5. end, and print the verdict. */
+#include "hpck.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "siphash.h"
+
+static unsigned char key[16];
+static int np = 1, reps = 5;
+static double timeout_s = 60, deadline;
+static pid_t child = -1;
+static pid_t gpid[HPCK_MAXRANKS];
+static int gsock[HPCK_MAXRANKS];
+static int rank_of_conn[HPCK_MAXRANKS];
+static uint32_t landlock_abi; /* the lowest Landlock ABI any guard got */
+static void *arena_ptr[HPCK_MAXRANKS];
+static void *bufs[HPCK_MAXRANKS][HPCK_MAXBUF];
+static size_t buf_bytes[HPCK_MAXRANKS][HPCK_MAXBUF];
+
+static int debug; /* HPCK_DEBUG=1: progress on stderr */
+#define DBG(...) (debug ? fprintf(stderr, "hpck_host: " __VA_ARGS__), fputc('\n', stderr) : 0)
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* -- the verdict ------------------------------------------------------------------------- */
+static char extra[4096]; /* key=value fields gathered on the way (windows, base time) */
+
+static void add_field(const char *fmt, ...) {
+    size_t used = strlen(extra);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(extra + used, sizeof extra - used, fmt, ap);
+    va_end(ap);
+}
+
+static void kill_all(void) {
+    for (int i = 0; i < np; ++i)
+        if (gpid[i] > 0) kill(gpid[i], SIGKILL);
+    if (child > 0) kill(-child, SIGKILL), kill(child, SIGKILL);
+}
+
+/* Print the tagged verdict and leave. `status`: pass, wrong, crash, timeout, tamper, error. */
+__attribute__((noreturn)) static void verdict(const char *status, const char *fmt, ...) {
+    char detail[256], line[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    for (char *p = detail; *p; ++p)
+        if (*p == ' ' || *p == '\n' || *p == '=') *p = '_';
+    if (strcmp(status, "pass") != 0) kill_all();
+    int n = snprintf(line, sizeof line, "HPCK2 status=%s detail=%s%s", status,
+                     detail[0] ? detail : "-", extra);
+    if (n < 0 || (size_t)n >= sizeof line) n = (int)strlen(line);
+    printf("%s mac=%016llx\n", line, (unsigned long long)hpck_siphash24(key, line, (size_t)n));
+    fflush(stdout);
+    _exit(0);
+}
+
+__attribute__((noreturn)) static void fail_errno(const char *what) {
+    verdict("error", "%s:%s", what, strerror(errno));
+}
+
+/* -- key and arguments ------------------------------------------------------------------- */
+static void read_key(void) {
+    char hex[33];
+    size_t got = 0;
+    while (got < 33) {
+        ssize_t r = read(0, hex + got, 33 - got);
+        if (r <= 0) {
+            fprintf(stderr, "hpck_host: no key on stdin\n");
+            _exit(2);
+        }
+        got += (size_t)r;
+    }
+    for (int i = 0; i < 16; ++i) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1) _exit(2);
+        key[i] = (unsigned char)v;
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0), close(devnull);
+}
+
+/* -- guests: stop, continue, wait ------------------------------------------------------- */
+/* 1 when every thread of pid is stopped, 0 when some still run, -1 when it is gone. */
+static int proc_stopped(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    int all = 1, any = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char sp[512], buf[512];
+        snprintf(sp, sizeof sp, "%s/%s/stat", path, e->d_name);
+        int fd = open(sp, O_RDONLY);
+        if (fd < 0) continue; /* a thread that just exited */
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (r <= 0) continue;
+        buf[r] = 0;
+        char *rp = strrchr(buf, ')');
+        if (!rp || rp[1] != ' ') continue;
+        char st = rp[2];
+        any = 1;
+        if (st == 'Z' || st == 'X') continue; /* exiting threads do not run */
+        if (st != 'T' && st != 't') all = 0;
+    }
+    closedir(d);
+    return any ? all : -1;
+}
+
+/* Wait until every guest is stopped (by us, or by its own guard before it execs). */
+static void wait_stopped(void) {
+    for (;;) {
+        int all = 1;
+        for (int i = 0; i < np; ++i) {
+            int s = proc_stopped(gpid[i]);
+            if (s < 0) verdict("crash", "guest_%d_gone", i);
+            if (!s) all = 0;
+        }
+        if (all) return;
+        if (now() > deadline) verdict("timeout", "guests_did_not_stop");
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void stop_all(void) {
+    for (int i = 0; i < np; ++i)
+        if (kill(gpid[i], SIGSTOP) != 0) verdict("crash", "guest_%d_gone", i);
+    wait_stopped();
+}
+
+static void cont_all(void) {
+    for (int i = 0; i < np; ++i) kill(gpid[i], SIGCONT);
+}
+
+/* The launched command ended: a crash (signal) or an early exit. */
+__attribute__((noreturn)) static void child_ended(int status, const char *when) {
+    child = -1;
+    if (WIFSIGNALED(status)) verdict("crash", "signal_%d_%s", WTERMSIG(status), when);
+    verdict("crash", "exit_%d_%s", WEXITSTATUS(status), when);
+}
+
+static void check_child(const char *when) {
+    int status;
+    if (child > 0 && waitpid(child, &status, WNOHANG) == child) child_ended(status, when);
+}
+
+/* A guest hung up: its process ended. Give the launcher (mpirun, which tears the job down,
+ * or the guest itself) a moment to end too, so the verdict can say how. */
+__attribute__((noreturn)) static void guest_gone(int i, const char *when) {
+    double until = now() + 3.0;
+    while (child > 0 && now() < until) {
+        check_child(when);
+        usleep(5000);
+    }
+    verdict("crash", "guest_%d_closed_%s", i, when);
+}
+
+/* Receive exactly one message of `want` bytes from connection i before the deadline. */
+static void recv_msg(int i, void *msg, size_t want, const char *when) {
+    for (;;) {
+        double left = deadline - now();
+        if (left <= 0) verdict("timeout", "%s", when);
+        struct pollfd p = {gsock[i], POLLIN, 0};
+        int ms = left > 0.05 ? 50 : (int)(left * 1000) + 1;
+        int r = poll(&p, 1, ms);
+        if (r < 0 && errno != EINTR) fail_errno("poll");
+        if (r > 0) {
+            ssize_t n = recv(gsock[i], msg, want, MSG_TRUNC);
+            if (n == 0) guest_gone(i, when);
+            if (n != (ssize_t)want) verdict("tamper", "bad_message_%s", when);
+            if (((hpck_msg *)msg)->magic != HPCK_MAGIC) verdict("tamper", "bad_magic_%s", when);
+            return;
+        }
+        check_child(when);
+    }
+}
+
+static void send_msg(int i, uint32_t kind, uint32_t a) {
+    hpck_msg m = {HPCK_MAGIC, kind, a, 0};
+    if (send(gsock[i], &m, sizeof m, MSG_NOSIGNAL) != (ssize_t)sizeof m)
+        verdict("crash", "guest_%d_unreachable", i);
+}
+
+/* -- start-up ---------------------------------------------------------------------------- */
+static int listen_socket(char *name, size_t len) {
+    uint64_t r;
+    if (getrandom(&r, sizeof r, 0) != sizeof r) fail_errno("getrandom");
+    snprintf(name, len, "hpck-%016llx", (unsigned long long)r);
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (s < 0) fail_errno("socket");
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    memcpy(addr.sun_path + 1, name, strlen(name));
+    socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
+    if (bind(s, (struct sockaddr *)&addr, alen) != 0 || listen(s, HPCK_MAXRANKS) != 0)
+        fail_errno("listen");
+    return s;
+}
+
+static void launch(char **argv, const char *sock_name, const char *nodump) {
+    /* a fresh name each run: an earlier run's candidate may have planted a symlink, a FIFO
+     * or a directory under any fixed name */
+    char log_name[64];
+    uint64_t r;
+    if (getrandom(&r, sizeof r, 0) != sizeof r) fail_errno("getrandom");
+    snprintf(log_name, sizeof log_name, "cand-%016llx.log", (unsigned long long)r);
+    int log = open(log_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (log < 0) fail_errno("candidate_log");
+    add_field(" log=%s", log_name);
+    fflush(stdout);
+    child = fork();
+    if (child < 0) fail_errno("fork");
+    if (child == 0) {
+        setpgid(0, 0);
+        dup2(log, 1);
+        dup2(log, 2);
+        setenv("HPCK_SOCK", sock_name, 1);
+        if (nodump && *nodump) setenv("LD_PRELOAD", nodump, 1);
+        execvp(argv[0], argv);
+        fprintf(stderr, "hpck_host: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(log);
+}
+
+/* Every guard connects, says hello and stops itself; continue them all once all are in. */
+static void admit_guards(int ls) {
+    for (int i = 0; i < np; ++i) {
+        for (;;) {
+            if (now() > deadline) verdict("timeout", "guests_did_not_start");
+            struct pollfd p = {ls, POLLIN, 0};
+            if (poll(&p, 1, 50) > 0) break;
+            check_child("startup");
+        }
+        gsock[i] = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+        if (gsock[i] < 0) fail_errno("accept");
+        struct ucred cred;
+        socklen_t cl = sizeof cred;
+        if (getsockopt(gsock[i], SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) fail_errno("peercred");
+        for (int j = 0; j < i; ++j)
+            if (gpid[j] == cred.pid) verdict("tamper", "two_connections_from_one_process");
+        gpid[i] = cred.pid;
+        DBG("guard %d is pid %d", i, (int)cred.pid);
+        hpck_msg m;
+        recv_msg(i, &m, sizeof m, "guard_hello");
+        if (m.kind != 'g') verdict("tamper", "expected_guard_hello");
+        if (i == 0 || m.a < landlock_abi) landlock_abi = m.a;
+    }
+    add_field(" landlock=%u", landlock_abi); /* 0: no Landlock, only seccomp and no-dump */
+    close(ls); /* nobody else may connect */
+    /* each guard stops itself right after its hello; sending SIGSTOP here instead would
+     * race with that raise() and could leave a guard stopped for good */
+    wait_stopped();
+    cont_all();
+}
+
+static void setup_arenas(void) {
+    for (int i = 0; i < np; ++i) {
+        hpck_msg m;
+        recv_msg(i, &m, sizeof m, "hello");
+        if (m.kind != HPCK_HELLO || m.b != (uint32_t)np || m.a >= (uint32_t)np)
+            verdict("tamper", "bad_hello");
+        for (int j = 0; j < i; ++j)
+            if (rank_of_conn[j] == (int)m.a) verdict("tamper", "duplicate_rank");
+        rank_of_conn[i] = (int)m.a;
+    }
+    for (int i = 0; i < np; ++i) {
+        int r = rank_of_conn[i];
+        size_t sz[HPCK_MAXBUF] = {0};
+        hpck_layout(np, r, sz);
+        hpck_setup s = {.magic = HPCK_MAGIC, .kind = HPCK_SETUP};
+        uint64_t total = 0;
+        for (int b = 0; b < hpck_nbuf; ++b) {
+            s.off[b] = total;
+            s.bytes[b] = sz[b];
+            buf_bytes[r][b] = sz[b];
+            total += (sz[b] + 4095) & ~(uint64_t)4095;
+        }
+        s.arena_bytes = total ? total : 4096;
+        int fd = (int)syscall(SYS_memfd_create, "hpck-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0 || ftruncate(fd, (off_t)s.arena_bytes) != 0) fail_errno("memfd");
+        /* a guest that shrank the memfd would crash us (SIGBUS) when we read it */
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+            fail_errno("seal");
+        void *p = mmap(NULL, s.arena_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) fail_errno("mmap");
+        arena_ptr[r] = p;
+        for (int b = 0; b < hpck_nbuf; ++b) bufs[r][b] = sz[b] ? (char *)p + s.off[b] : NULL;
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        memset(cbuf, 0, sizeof cbuf);
+        struct iovec iov = {&s, sizeof s};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                            .msg_controllen = sizeof cbuf};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+        if (sendmsg(gsock[i], &mh, MSG_NOSIGNAL) != (ssize_t)sizeof s)
+            verdict("crash", "guest_%d_unreachable", i);
+        close(fd);
+    }
+    for (int i = 0; i < np; ++i) {
+        hpck_msg m;
+        recv_msg(i, &m, sizeof m, "ready");
+        if (m.kind != HPCK_READY) verdict("tamper", "expected_ready");
+    }
+}
+
+/* -- repetitions ------------------------------------------------------------------------- */
+static uint64_t fresh_seed(void) {
+    uint64_t s;
+    if (getrandom(&s, sizeof s, 0) != sizeof s) fail_errno("getrandom");
+    return s;
+}
+
+/* Fill every rank's buffers with the pristine inputs of the current seed and poison the
+ * outputs (all bits set: NaN for doubles, -1 for integers), so an untouched output fails. */
+static void distribute(void) {
+    for (int r = 0; r < np; ++r) {
+        for (int b = 1; b < hpck_nbuf; ++b)
+            if ((hpck_buf_flags[b] & HPCK_INOUT) == HPCK_OUT && bufs[r][b])
+                memset(bufs[r][b], 0xff, buf_bytes[r][b]);
+        hpck_scatter(np, r, bufs[r]);
+    }
+}
+
+static void check_outputs(int rep) {
+    char detail[128] = "";
+    double err = 0;
+    hpck_reference();
+    int ok = hpck_check(np, bufs, &err, detail, sizeof detail);
+    add_field(rep == 0 ? " err=%.6g" : ",%.6g", err);
+    if (ok < 0) verdict("error", "%s", detail[0] ? detail : "check_failed");
+    if (ok != 1) verdict("wrong", "%s_rep_%d", detail[0] ? detail : "mismatch", rep + 1);
+}
+
+int main(int argc, char **argv) {
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* /proc/<us>/{mem,environ,fd} closed to guests */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* an arena over RLIMIT_FSIZE is an error verdict, not a kill */
+    read_key();
+    debug = getenv("HPCK_DEBUG") != NULL;
+    const char *nodump = NULL;
+    int a = 1;
+    for (; a < argc && strcmp(argv[a], "--") != 0; a += 2) {
+        if (a + 1 >= argc) verdict("error", "usage");
+        if (!strcmp(argv[a], "--np")) np = atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--reps")) reps = atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--timeout")) timeout_s = atof(argv[a + 1]);
+        else if (!strcmp(argv[a], "--nodump")) nodump = argv[a + 1];
+        else verdict("error", "unknown_option_%s", argv[a]);
+    }
+    if (a >= argc - 1 || np < 1 || np > HPCK_MAXRANKS || reps < 1) verdict("error", "usage");
+    double t_start = now();
+    deadline = t_start + timeout_s;
+
+    /* 1. the baseline, timed before any candidate process exists */
+    hpck_generate(fresh_seed());
+    double base = INFINITY;
+    for (int k = 0; k < reps; ++k) {
+        double t0 = now();
+        hpck_reference();
+        double t = now() - t0;
+        if (t < base) base = t;
+    }
+    add_field(" base_s=%.9g", base);
+
+    /* 2-3. start the guests */
+    char name[64];
+    int ls = listen_socket(name, sizeof name);
+    launch(argv + a + 1, name, nodump);
+    DBG("launched %d", (int)child);
+    admit_guards(ls);
+    DBG("guards admitted");
+    setup_arenas();
+    DBG("arenas set up");
+
+    /* 4. repetitions */
+    double best = INFINITY, sum = 0;
+    char windows[2048] = "";
+    for (int k = 0; k < reps; ++k) {
+        stop_all();
+        if (k > 0) check_outputs(k - 1);
+        hpck_generate(fresh_seed());
+        distribute();
+        for (int i = 0; i < np; ++i) send_msg(i, HPCK_GO, (uint32_t)k);
+        double t0 = now();
+        cont_all();
+        for (int i = 0; i < np; ++i) {
+            hpck_msg m;
+            recv_msg(i, &m, sizeof m, "run");
+            if (m.kind != HPCK_DONE || m.a != (uint32_t)k) verdict("tamper", "expected_done");
+        }
+        double t = now() - t0;
+        if (t < best) best = t;
+        sum += t;
+        size_t wl = strlen(windows);
+        snprintf(windows + wl, sizeof windows - wl, "%s%.6g", k ? "," : "", t);
+    }
+    stop_all();
+    check_outputs(reps - 1);
+    add_field(" cand_s=%.9g mean_s=%.9g windows=%s", best, sum / reps, windows);
+
+    /* 5. let the guests finish (MPI_Finalize) and go */
+    for (int i = 0; i < np; ++i) send_msg(i, HPCK_END, 0);
+    cont_all();
+    double until = now() + 5.0;
+    int status;
+    while (child > 0 && now() < until) {
+        if (waitpid(child, &status, WNOHANG) == child) {
+            child = -1;
+            break;
+        }
+        usleep(2000);
+    }
+    if (child > 0) kill_all();
+    verdict("pass", "");
+}

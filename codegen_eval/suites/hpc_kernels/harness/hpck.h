@@ -1,0 +1,115 @@
+/* hpc-kernels harness: what the trusted host (host_main.c), the guest runtime linked with the
+ * candidate (guest_main.c) and every problem (problems/<name>/) share.
+ *
+ * Trust split (docs/suite-hpc-kernels.md, "Threat model"): the host never runs candidate
+ * code. It generates each repetition's inputs from a secret seed, hands them to the candidate
+ * process(es) through shared memory while they are stopped (SIGSTOP), times the repetition on
+ * its own clock from SIGCONT to the last "done", stops them again, and checks the outputs
+ * against its own reference. The guest only maps memory and calls the candidate.
+ *
+ * A problem is compiled for one family (HPCK_FAMILY_SHARED, _MPI or _CUDA) and one side
+ * (HPCK_HOST or HPCK_GUEST). */
+#ifndef HPCK_H
+#define HPCK_H
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(HPCK_FAMILY_MPI) + defined(HPCK_FAMILY_CUDA) + defined(HPCK_FAMILY_SHARED) != 1
+#error "define exactly one of HPCK_FAMILY_SHARED, HPCK_FAMILY_MPI, HPCK_FAMILY_CUDA"
+#endif
+
+#include "hpck_proto.h"
+
+/* -- seeded inputs ------------------------------------------------------------------------ */
+/* splitmix64: tiny and seedable; the host alone ever sees the seeds. */
+typedef struct {
+    uint64_t s;
+} hpck_rng;
+
+static inline uint64_t hpck_next(hpck_rng *r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* uniform in [lo, hi) */
+static inline double hpck_uniform(hpck_rng *r, double lo, double hi) {
+    return lo + (hi - lo) * ((double)(hpck_next(r) >> 11) * (1.0 / 9007199254740992.0));
+}
+
+static inline long hpck_randint(hpck_rng *r, long lo, long hi_excl) {
+    return lo + (long)(hpck_next(r) % (uint64_t)(hi_excl - lo));
+}
+
+/* Contiguous block distribution of every MPI contract: the first n % p ranks get one more. */
+static inline void hpck_block(long n, int size, int rank, long *off, long *cnt) {
+    long q = n / size, r = n % size;
+    *cnt = q + (rank < r ? 1 : 0);
+    *off = rank * q + (rank < r ? rank : r);
+}
+
+/* max over i of |c - r| / (1 + |r|); NaN anywhere gives +inf so a NaN never passes */
+static inline double hpck_max_relerr(const double *c, const double *r, long n) {
+    double worst = 0.0;
+    for (long i = 0; i < n; ++i) {
+        double e = fabs(c[i] - r[i]) / (1.0 + fabs(r[i]));
+        if (!(e <= worst)) worst = (e == e) ? e : INFINITY;
+    }
+    return worst;
+}
+
+static inline void *hpck_xalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "hpck: out of memory\n");
+        exit(70);
+    }
+    return p;
+}
+
+/* -- what every problem provides ----------------------------------------------------------
+ * problems/<name>/problem.h (seen by both sides): its sizes, its params struct, and
+ *   static const int hpck_nbuf;                    buffers in use, buffer 0 = params
+ *   static const int hpck_buf_flags[HPCK_MAXBUF];  HPCK_PARAMS / IN / OUT / INOUT, | HOST
+ * problems/<name>/reference.c (host only, never shown to the candidate): the functions below;
+ * problems/<name>/call.c (guest only): hpck_call(). */
+/* toolchain headers before problem.h, whose short size macros (N, G, ...) must not leak
+ * into them */
+#if defined(HPCK_GUEST) && defined(HPCK_FAMILY_MPI)
+#include <mpi.h>
+#endif
+#if defined(HPCK_GUEST) && defined(HPCK_FAMILY_CUDA)
+#include <cuda_runtime.h>
+#endif
+#include "problem.h"
+
+#ifdef HPCK_HOST
+/* Bytes of each buffer on `rank` of `nranks` (capacities: the largest any seed needs). */
+void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]);
+/* Generate the whole problem's pristine inputs from `seed` into the problem's own memory. */
+void hpck_generate(uint64_t seed);
+/* Write `rank`'s share of the pristine inputs (and its params) into its buffers. */
+void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]);
+/* The reference result of the pristine inputs, into the problem's own memory (timed). */
+void hpck_reference(void);
+/* Compare the candidate's outputs (every rank's buffers) with the reference: 1 = pass,
+ * 0 = wrong, -1 = the host's own failure (e.g. its reference did not converge).
+ * `err` gets the problem's error measure, `detail` a short reason. */
+int hpck_check(int nranks, void *bufs[][HPCK_MAXBUF], double *err, char *detail, size_t dlen);
+#endif
+
+#ifdef HPCK_GUEST
+/* Call the candidate once with the rank's buffers (device pointers for CUDA buffers). */
+void hpck_call(void *buf[HPCK_MAXBUF]);
+#endif
+
+#endif

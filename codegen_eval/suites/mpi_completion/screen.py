@@ -1,0 +1,273 @@
+"""The accepted form of one mpi-completion answer call, and its canonical text.
+
+    call = screen_call("MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);", program_names(src))
+    call.text == "MPI_Bcast(& n, 1, MPI_INT, 0, MPI_COMM_WORLD);"   # what is inserted
+
+An answer call is one call of a function in FUNCTIONS (point-to-point and collective
+communication, their nonblocking forms, Wait/Waitall/Probe/Request_free), with exactly its
+arguments, each an expression of `_cscreen`'s side-effect-free subset (plus `&`, unary `*`,
+`.`/`->`, casts and `sizeof` to plain types) over the program's variables and constant
+macros, `NULL` and MPI's upper-case constants. Each argument is then checked against what
+its parameter is for (FUNCTIONS gives the role of every parameter):
+
+- buffers carry program data only: no status, request or other handle variable (a received
+  status holds the sender's tag, which is an answer's literal: a status used as a buffer
+  would let an answer write a number it chose into the program's result);
+- statuses and requests name variables of type MPI_Status / MPI_Request (or the IGNORE
+  constants), without casts (a cast would let MPI write a status over any variable);
+- datatypes, operations, communicators and count/displacement arrays take no casts.
+
+Refused: every other MPI function (MPI_Abort ends the job with a status of its choosing,
+MPI_File_* reads and writes files, /dev/stdout included, Init/Finalize/Comm_rank/Comm_size
+set the program up and are never removed, Get_count/Test/Iprobe write numbers an answer
+controls into its variables), and what `_cscreen` refuses (calls in arguments, assignments,
+statement expressions, strings, non-ASCII, ...). Refusals are Forbidden
+(forbidden_construct:<what>); malformed calls ScreenSyntaxError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from codegen_eval.suites._cscreen import (
+    Expr,
+    ExprPolicy,
+    Forbidden,
+    ProgramNames,
+    ScreenSyntaxError,
+    parse_expression,
+    reject_side_effects,
+    split_top,
+    strip_comments,
+    tokenize,
+)
+from codegen_eval.suites._csource import parse as ts_parse
+
+__all__ = ["FUNCTIONS", "HANDLE_TYPES", "ScreenedCall", "check_placement", "screen_call"]
+
+_P2P = ("buf", "int", "type", "int", "int", "comm")
+_RED = ("buf", "buf", "int", "type", "op", "comm")
+_GATHER = ("buf", "int", "type", "buf", "int", "type")
+_ALLGATHERV = ("buf", "int", "type", "buf", "ints", "ints", "type", "comm")
+_ALLTOALLV = ("buf", "ints", "ints", "type", "buf", "ints", "ints", "type", "comm")
+_BLOCKING: dict[str, tuple[str, ...]] = {
+    "MPI_Barrier": ("comm",),
+    "MPI_Bcast": ("buf", "int", "type", "int", "comm"),
+    "MPI_Reduce": ("buf", "buf", "int", "type", "op", "int", "comm"),
+    "MPI_Allreduce": _RED,
+    "MPI_Scan": _RED,
+    "MPI_Exscan": _RED,
+    "MPI_Reduce_scatter_block": _RED,
+    "MPI_Reduce_scatter": ("buf", "buf", "ints", "type", "op", "comm"),
+    "MPI_Scatter": (*_GATHER, "int", "comm"),
+    "MPI_Gather": (*_GATHER, "int", "comm"),
+    "MPI_Allgather": (*_GATHER, "comm"),
+    "MPI_Alltoall": (*_GATHER, "comm"),
+    "MPI_Scatterv": ("buf", "ints", "ints", "type", "buf", "int", "type", "int", "comm"),
+    "MPI_Gatherv": ("buf", "int", "type", "buf", "ints", "ints", "type", "int", "comm"),
+    "MPI_Allgatherv": _ALLGATHERV,
+    "MPI_Alltoallv": _ALLTOALLV,
+}
+# The role of each parameter of every accepted function, in order.
+FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "MPI_Send": _P2P,
+    "MPI_Ssend": _P2P,
+    "MPI_Rsend": _P2P,
+    "MPI_Isend": (*_P2P, "request"),
+    "MPI_Issend": (*_P2P, "request"),
+    "MPI_Irsend": (*_P2P, "request"),
+    "MPI_Recv": (*_P2P, "status"),
+    "MPI_Irecv": (*_P2P, "request"),
+    "MPI_Sendrecv": (*_P2P[:5], *_P2P[:5], "comm", "status"),
+    "MPI_Sendrecv_replace": ("buf", "int", "type", "int", "int", "int", "int", "comm", "status"),
+    "MPI_Probe": ("int", "int", "comm", "status"),
+    "MPI_Wait": ("request", "status"),
+    "MPI_Waitall": ("int", "requests", "statuses"),
+    "MPI_Request_free": ("request",),
+    "MPI_Reduce_local": ("buf", "buf", "int", "type", "op"),
+    **_BLOCKING,
+    # nonblocking collectives: the blocking signature plus a request
+    **{f"MPI_I{name[4].lower()}{name[5:]}": (*roles, "request")
+       for name, roles in _BLOCKING.items()},
+}  # fmt: skip
+_REFUSED_WHY = {
+    "MPI_Abort": "it ends the job with an exit status of the answer's choosing",
+    "MPI_Init": "set-up is part of the program and never removed",
+    "MPI_Init_thread": "set-up is part of the program and never removed",
+    "MPI_Finalize": "set-up is part of the program and never removed",
+    "MPI_Comm_rank": "set-up is part of the program and never removed",
+    "MPI_Comm_size": "set-up is part of the program and never removed",
+    "MPI_Get_count": "it writes a count the answer controls into a variable",
+    "MPI_Get_elements": "it writes a count the answer controls into a variable",
+    "MPI_Iprobe": "it writes a flag into a variable",
+    "MPI_Test": "it writes a flag into a variable",
+    "MPI_Testall": "it writes a flag into a variable",
+    "MPI_Testany": "it writes a flag into a variable",
+    "MPI_Testsome": "it writes a flag into a variable",
+    "MPI_Waitany": "it writes an index into a variable",
+    "MPI_Waitsome": "it writes indices into variables",
+}
+HANDLE_TYPES = frozenset(
+    {"MPI_Status", "MPI_Request", "MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group",
+     "MPI_Win", "MPI_File", "MPI_Info", "MPI_Errhandler", "MPI_Message", "MPI_Session"}
+)  # fmt: skip
+_CAST_TYPES = frozenset({"size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
+                         "uint16_t", "uint32_t", "uint64_t", "MPI_Aint"})  # fmt: skip
+_CONSTANT = re.compile(r"MPI_[A-Z][A-Z0-9_]*")
+_REFUSED_CONSTANTS = {
+    "MPI_BOTTOM": "MPI_BOTTOM addresses absolute memory",
+}
+# Which constants a role accepts (beyond the program's own values).
+_ROLE_CONSTANTS = {
+    "buf": frozenset({"MPI_IN_PLACE", "NULL"}),
+    "status": frozenset({"MPI_STATUS_IGNORE"}),
+    "statuses": frozenset({"MPI_STATUSES_IGNORE"}),
+    "request": frozenset(),
+    "requests": frozenset(),
+}
+# The declared type that a role's variables must have (the compiler checks the others).
+_ROLE_TYPES = {
+    "status": "MPI_Status",
+    "statuses": "MPI_Status",
+    "request": "MPI_Request",
+    "requests": "MPI_Request",
+}
+_NO_CAST_ROLES = frozenset({"status", "statuses", "request", "requests", "type", "op", "comm",
+                            "ints"})  # fmt: skip
+
+
+class _Names(Mapping[str, str]):
+    """The identifiers an answer may use: the program's variables and constant macros (or,
+    without a program, any name), NULL and MPI's upper-case constants."""
+
+    def __init__(self, names: ProgramNames | None) -> None:
+        self.own = names.expression_names() if names is not None else None
+
+    def __getitem__(self, key: str) -> str:
+        if key in _REFUSED_CONSTANTS:
+            raise Forbidden("identifier", _REFUSED_CONSTANTS[key])
+        if key == "NULL" or (_CONSTANT.fullmatch(key) and not key.endswith("_FN")):
+            return "constant"
+        if self.own is None:
+            return "variable"
+        return self.own[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.own or {})
+
+    def __len__(self) -> int:
+        return len(self.own or {})
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self[key]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenedCall:
+    name: str
+    args: tuple[str, ...]  # canonical argument texts
+
+    @property
+    def text(self) -> str:
+        return f"{self.name}({', '.join(self.args)});"
+
+
+def _check_role(k: int, name: str, role: str, expr: Expr, names: ProgramNames | None) -> None:
+    where = f"argument {k + 1} of {name} ({role})"
+    if role in _NO_CAST_ROLES and expr.has_cast:
+        raise Forbidden("cast", f"{where} takes no cast")
+    constants = {n for n in expr.names if n == "NULL" or _CONSTANT.fullmatch(n)}
+    allowed = _ROLE_CONSTANTS.get(role)
+    if allowed is not None and constants - allowed:
+        raise Forbidden("argument", f"{where} cannot be {sorted(constants - allowed)[0]}")
+    if names is None:
+        return
+    for var in sorted(expr.variables):
+        typ = names.variables.get(var, "")
+        if role in _ROLE_TYPES and typ != _ROLE_TYPES[role]:
+            raise Forbidden("argument", f"{where} must be an {_ROLE_TYPES[role]} variable, "
+                            f"not `{var}`")  # fmt: skip
+        if role == "buf" and typ in HANDLE_TYPES:
+            raise Forbidden("buffer", f"{where}: `{var}` is an {typ}, not data; statuses "
+                            "and handles cannot be message buffers")  # fmt: skip
+
+
+def screen_call(text: str, names: ProgramNames | None = None) -> ScreenedCall:
+    """Screen one answer call (`MPI_X(args)` with or without `;`). `names`: the program's
+    names (None: any identifier, no type checks: for parsing a reference). Raises Forbidden
+    or ScreenSyntaxError."""
+    toks = tokenize(strip_comments(text))
+    if toks and toks[-1].text == ";":
+        toks = toks[:-1]
+    reject_side_effects(toks)
+    if len(toks) < 3 or toks[0].kind != "ident" or toks[1].text != "(" or toks[-1].text != ")":
+        raise ScreenSyntaxError("expected one call `MPI_Name(arguments)`")
+    name = toks[0].text
+    inner = toks[2:-1]
+    depth = 0
+    for t in inner:
+        depth += {"(": 1, ")": -1}.get(t.text, 0)
+        if depth < 0:
+            raise ScreenSyntaxError("text after the call's closing parenthesis")
+    if depth:
+        raise ScreenSyntaxError("unbalanced parentheses")
+    if name not in FUNCTIONS:
+        why = _REFUSED_WHY.get(name) or (
+            "file I/O" if name.startswith("MPI_File") else
+            "not one of the suite's communication calls")  # fmt: skip
+        raise Forbidden("mpi_function", f"`{name}` is not accepted: {why}")
+    roles = FUNCTIONS[name]
+    parts = split_top(inner, ",") if inner else []
+    policy = ExprPolicy(names=_Names(names), pointers=True, casts=True,
+                        type_names=HANDLE_TYPES | _CAST_TYPES, what=f"an argument of {name}")  # fmt: skip
+    args = []
+    for k, part in enumerate(parts):
+        expr = parse_expression(part, policy)
+        if len(parts) == len(roles):  # a wrong arity never compiles: gcc reports it
+            _check_role(k, name, roles[k], expr, names)
+        args.append(expr.text)
+    return ScreenedCall(name, tuple(args))
+
+
+_PARENT_WHAT = {
+    "if_statement": "the body of an `if` without braces",
+    "else_clause": "the body of an `else` without braces",
+    "for_statement": "the body of a `for` loop without braces",
+    "while_statement": "the body of a `while` loop without braces",
+    "do_statement": "the body of a `do` loop without braces",
+    "case_statement": "part of a `case`",
+    "labeled_statement": "a labelled statement",
+    "translation_unit": "outside any function",
+}
+
+
+def check_placement(program: str, lines: Sequence[int], texts: Sequence[str]) -> None:
+    """Each inserted call (`texts[k]`, put on line `lines[k]` of `program`) must be a
+    statement of a block: after `if (rank == 0)` or a `for (...)` header without braces it
+    would become that statement's body and move the program's own statement out of it."""
+    statements: dict[int, list[str]] = {}
+    parents: dict[tuple[int, str], str] = {}
+    stack = [ts_parse(program).root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type == "expression_statement":
+            line = node.start_point[0] + 1
+            text = (node.text or b"").decode().strip()
+            statements.setdefault(line, []).append(text)
+            parents[(line, text)] = node.parent.type if node.parent is not None else ""
+    for line, text in zip(lines, texts, strict=True):
+        if text.strip() not in statements.get(line, []):
+            raise Forbidden("placement", f"`{text}` does not stand as a statement on program "
+                            f"line {line} (inside a comment, a declaration or an expression?)")  # fmt: skip
+        parent = parents[(line, text.strip())]
+        if parent != "compound_statement":
+            what = _PARENT_WHAT.get(parent, f"inside a {parent}")
+            raise Forbidden("placement", f"`{text}` would be {what}, which changes what the "
+                            "program's own statements do")  # fmt: skip

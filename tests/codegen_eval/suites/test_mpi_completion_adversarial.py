@@ -1,0 +1,100 @@
+"""mpi-completion conformance against reward hacking, in the real bwrap sandbox with real
+Open MPI: one answer per cheat class, each must fail with its class; honest variants pass.
+
+Before the screen, 7 of these passed: the tag of a message received into a status cast
+over `total` and bytes of a string literal sent into `total` both printed the expected
+result without communicating; a call placed after `if (rank == 0)` became its body and
+moved `n = 2000000` out of it, so no broadcast was needed; MPI_Abort, MPI calls nested in
+arguments, re-issued set-up calls and libc globals were accepted."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from codegen_eval.registry import get_suite
+from codegen_eval.types import Candidate, Score
+
+TOTAL = 48800323  # what bcast_params prints as its total, at any np
+BYTES = "".join(f"\\x{b:02x}" for b in struct.pack("<q", TOTAL))
+BCAST = "16: MPI_Bcast(params, 3, MPI_LONG, 0, MPI_COMM_WORLD);"
+REDUCE = "18: MPI_Reduce(&local, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);"
+SELF = "MPI_Sendrecv(&value, 0, MPI_LONG, rank, 7, &value, 0, MPI_LONG, rank, 7, MPI_COMM_WORLD"
+
+CHEATS = [
+    # forgeries that printed the right total without the broadcast and the reduction
+    ("bcast_params", f"18: MPI_Sendrecv(&local, 0, MPI_LONG, rank, {TOTAL}, &local, 0, "
+     "MPI_LONG, rank, MPI_ANY_TAG, MPI_COMM_WORLD, (MPI_Status *)((int *)&total - 1));",
+     "forbidden_construct:cast"),
+    ("bcast_params", f'18: MPI_Sendrecv("{BYTES}", 8, MPI_BYTE, rank, 0, &total, 8, MPI_BYTE, '
+     "rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);", "forbidden_construct:string_literal"),
+    ("pi_integration", "12: MPI_Sendrecv(&n, 0, MPI_INT, rank, 0, &n, 0, MPI_INT, rank, 0, "
+     "MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n"
+     "19: MPI_Reduce(&local, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);",
+     "forbidden_construct:placement"),
+    # the same tag channel without a cast: a status as a buffer, or a long as a status
+    ("pingpong", f"16: {SELF}, &status);\n16: MPI_Sendrecv(&status.MPI_TAG, 1, MPI_INT, rank, "
+     "0, &value, 1, MPI_INT, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);",
+     "forbidden_construct:buffer"),
+    ("pingpong", f"16: {SELF}, &value);", "forbidden_construct:argument"),
+    ("pingpong", f"16: {SELF}, (void *)&value);", "forbidden_construct:cast"),
+    ("pingpong", f"16: {SELF}, &status);\n16: MPI_Get_count(&status, MPI_LONG, &r);",
+     "forbidden_construct:mpi_function"),
+    # output, exit status and files
+    ("bcast_params", '18: MPI_File_open(MPI_COMM_SELF, "/dev/stdout", MPI_MODE_WRONLY, '
+     "MPI_INFO_NULL, (MPI_File *)&local);", "forbidden_construct:string_literal"),
+    ("bcast_params", "18: MPI_File_close((MPI_File *)&local);", "forbidden_construct:mpi_function"),
+    ("bcast_params", f"{BCAST}\n{REDUCE}\n20: MPI_Abort(MPI_COMM_WORLD, 0);",
+     "forbidden_construct:mpi_function"),
+    ("bcast_params", f"{BCAST}\n{REDUCE}\n18: MPI_Comm_size(MPI_COMM_WORLD, &rank);",
+     "forbidden_construct:mpi_function"),
+    # code hidden in arguments or around the call
+    ("bcast_params", "16: MPI_Bcast(params, 3 + 0 * MPI_Barrier(MPI_COMM_WORLD), MPI_LONG, 0, "
+     f"MPI_COMM_WORLD);\n{REDUCE}", "forbidden_construct:call"),
+    ("bcast_params", f"16: MPI_Bcast(params, ({{ total = {TOTAL}; 3; }}), MPI_LONG, 0, "
+     f"MPI_COMM_WORLD);\n{REDUCE}", "forbidden_construct:statement_expression"),
+    ("bcast_params", f"16: MPI_Bcast(params, 3, MPI_LONG, 0, MPI_COMM_WORLD), total = {TOTAL};"
+     f"\n{REDUCE}", "forbidden_construct:assignment"),
+    ("bcast_params", f"{BCAST}\n{REDUCE}\n18: MPI_Bcast(stdout, 1, MPI_BYTE, 0, MPI_COMM_WORLD);",
+     "forbidden_construct:identifier"),
+    ("bcast_params", f"{BCAST}\n18: MPI_Bcast(MPI_BOTTOM, 1, MPI_LONG, 0, MPI_COMM_WORLD);",
+     "forbidden_construct:identifier"),
+    ("bcast_params", f"16: MPI_Bcast(params, 3, MPI_LONG, 0, MPI_COMM_W\u041eRLD);\n{REDUCE}",
+     "forbidden_construct:non_ascii"),
+    ("bcast_params", f"{BCAST} \\\n{REDUCE}", "forbidden_construct:backslash"),
+    ("bcast_params", f"{BCAST} /*\n{REDUCE}", "wrong_answer"),  # the open-comment line is
+    # rejected (never inserted), so the Reduce runs without the Bcast
+]  # fmt: skip
+HONEST = [
+    ("bcast_params", "16: MPI_Bcast((void *)&params[0], (int)3, MPI_LONG, 0, MPI_COMM_WORLD)\n"
+     "18: MPI_Allreduce(&local, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD); // all ranks"),
+    ("pingpong", "16: MPI_Send(&value, 1, MPI_LONG, 1, r, MPI_COMM_WORLD);\n"
+     "16: MPI_Recv(&value, 1, MPI_LONG, 1, r, MPI_COMM_WORLD, &status);\n"
+     "17: MPI_Recv(&value, 1, MPI_LONG, 0, r, MPI_COMM_WORLD, &status);\n"
+     "18: MPI_Send(&value, 1, MPI_LONG, 0, r, MPI_COMM_WORLD);"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def task():
+    return get_suite("mpi-completion", run_timeout_s=8.0)
+
+
+async def _score(task, name: str, answer: str) -> Score:
+    s = next(s for s in task.dataset if s.id == f"mpi-completion/{name}")
+    return await task.scorer.score(s, Candidate(s.id, 0, answer))
+
+
+@pytest.mark.parametrize(("name", "answer", "cls"), CHEATS)
+async def test_cheats_fail_with_their_class(task, name: str, answer: str, cls: str) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, cls), score.explanation
+    if cls.startswith("forbidden_construct"):
+        assert "\n" not in score.explanation and "runtime_s@np2" not in score.metrics
+
+
+@pytest.mark.parametrize(("name", "answer"), HONEST)
+async def test_honest_variants_pass(task, name: str, answer: str) -> None:
+    score = await _score(task, name, answer)
+    assert score.value == 1.0, (score.failure_class, score.explanation)

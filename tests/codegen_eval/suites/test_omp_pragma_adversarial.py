@@ -1,0 +1,119 @@
+"""omp-pragma conformance against reward hacking, in the real bwrap sandbox with real gcc:
+one answer per cheat class, each must fail with its class (screened out before compiling,
+or observed by the suite's observer at run time); honest variants still pass.
+
+Before the screen and the observer, 12 of these passed (num_threads(2-1), if(1-1),
+num_threads(sizeof(char)), num_threads(N-N+1), a statement expression printing the
+expected line, its digraph spelling, schedule chunks as large as the loop, a bare
+`parallel`, `parallel` + critical/single/master, if(r > 0), num_threads(r % 2 + 1))."""
+
+from __future__ import annotations
+
+import pytest
+
+from codegen_eval.registry import get_suite
+from codegen_eval.types import Candidate, Score
+
+EXPECTED = "sum = 16760439056"  # what reduction_sum prints
+FORGE = f'__builtin_printf("{EXPECTED}\\n"); __builtin_exit(0); 1;'
+
+# (problem, answer, failure class)
+SCREENED = [
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(sizeof(char))",
+     "forbidden_construct:sizeof"),
+    ("reduction_sum", f"#pragma omp parallel for num_threads(({{ {FORGE} }}))",
+     "forbidden_construct:statement_expression"),
+    ("reduction_sum", f"#pragma omp parallel for num_threads((<% {FORGE} %>))",
+     "forbidden_construct:digraph"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) if(omp_get_thread_num()==0)",
+     "forbidden_construct:call"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(sum = 1)",
+     "forbidden_construct:assignment"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) if(0 ??! 0)",
+     "forbidden_construct:trigraph"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(\uff11)",
+     "forbidden_construct:non_ascii"),
+    ("reduction_sum", '#pragma omp parallel for reduction(+:sum) if(_Pragma("omp single") 1)',
+     "forbidden_construct:pragma_operator"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(static, sum)",
+     "forbidden_construct:non_constant"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) private(__cge_omp_count)",
+     "forbidden_construct:identifier"),
+    ("reduction_sum", "#pragma omp declare reduction(p: long long: omp_out = omp_in)",
+     "forbidden_construct:directive"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) /*",  # would comment out code
+     "compile_error:syntax"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) \\",  # would splice the loop
+     "forbidden_construct:backslash"),
+    ("atomic_histogram", "#pragma omp taskgroup", "wrong_answer:wrong_construct"),
+    ("simd_inner_dot", "#pragma omp critical", "wrong_answer:wrong_construct"),
+]  # fmt: skip
+OBSERVED = [
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(2-1)",
+     "wrong_answer:not_parallel"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) if(1-1)",
+     "wrong_answer:not_parallel"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(N-N+1)",
+     "wrong_answer:not_parallel"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(/**/1)",
+     "wrong_answer:not_parallel"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(\\\n1)",
+     "wrong_answer:not_parallel"),
+    ("reduction_sum", "#pragma omp simd reduction(+:sum)", "wrong_answer:not_parallel"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(static, 1 << 30)",
+     "wrong_answer:not_parallel"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(dynamic, N)",
+     "wrong_answer:not_parallel"),
+    ("parallel_for_axpy", "#pragma omp for", "wrong_answer:not_parallel"),  # orphaned
+    ("parallel_for_axpy", "#pragma omp parallel", "wrong_answer:replicated_work"),
+    ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp critical",
+     "wrong_answer:replicated_work"),
+    ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp single",
+     "wrong_answer:not_parallel"),
+    ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp master",
+     "wrong_answer:not_parallel"),
+    ("reduction_max_rows", "#pragma omp parallel for reduction(max:best) if(r > 0)",
+     "wrong_answer:not_parallel"),
+    ("reduction_max_rows", "#pragma omp parallel for reduction(max:best) num_threads(r % 2 + 1)",
+     "wrong_answer:not_parallel"),
+]  # fmt: skip
+HONEST = [
+    ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp for"),
+    ("parallel_for_axpy", "#pragma omp parallel for ordered"),  # no ordered region: concurrent
+    ("parallel_for_axpy", "#pragma omp parallel master taskloop"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(dynamic, 4096)"),
+    ("reduction_sum", "#pragma omp parallel for reduction(task, +:sum) // task reduction"),
+    ("collapse_grid", "#pragma omp parallel for"),  # 3 planes still run on 3 threads
+    ("atomic_histogram", "#pragma omp critical"),
+]
+
+
+@pytest.fixture(scope="module")
+def task():
+    return get_suite("omp-pragma")
+
+
+async def _score(task, name: str, answer: str) -> Score:
+    s = next(s for s in task.dataset if s.id == f"omp-pragma/{name}")
+    return await task.scorer.score(s, Candidate(s.id, 0, answer))
+
+
+@pytest.mark.parametrize(("name", "answer", "cls"), SCREENED)
+async def test_screened_cheats_fail_before_compiling(task, name, answer, cls) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, cls), score.explanation
+    assert "\n" not in score.explanation  # one line
+    assert "functional_output_match" not in score.metrics  # nothing was compiled or run
+
+
+@pytest.mark.parametrize(("name", "answer", "cls"), OBSERVED)
+async def test_observed_cheats_fail_whatever_the_clause_text(task, name, answer, cls) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, cls), score.explanation
+    assert "functional_output_match" in score.metrics  # it compiled and ran
+
+
+@pytest.mark.parametrize(("name", "answer"), HONEST)
+async def test_honest_variants_pass(task, name, answer) -> None:
+    score = await _score(task, name, answer)
+    assert score.value == 1.0, (score.failure_class, score.explanation)

@@ -1,0 +1,189 @@
+"""The adversarial conformance set: one candidate per way of forging a Verilog verdict, each
+failing with a clear class, for the built-in suite and for the VerilogEval reader; and honest
+designs that use the allowed constructs still pass.
+
+The built-in testbench normally carries a random tag in every name; here it is pinned to
+`_x` so a candidate can name the harness (`tb_x.errors_x`) and the screen, not the tag, is
+what stops it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from codegen_eval.readers.verilogeval import verilogeval
+from codegen_eval.suites.verilog import ALL_PROBLEMS, VerilogScorer, problem_sample
+from codegen_eval.types import Candidate, Sample
+
+from ..verilogeval_fixture import MAJORITY, TOGGLE, write_v2
+
+GATES = next(p for p in ALL_PROBLEMS if p.id == "p01_basic_gates")
+HEAD = GATES.interface() + "\n"
+GOOD = "  assign y_and = a & b;\n  assign y_or = a | b;\n  assign y_xor = a ^ b;\n"
+RIGHT = GOOD + "  assign y_nand = ~(a & b);\n"
+WRONG = GOOD + "  assign y_nand = a & b;\n"  # wrong at every sample
+E = "endmodule\n"
+
+
+@pytest.fixture(autouse=True)
+def _calibration_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    monkeypatch.setenv("CODEGEN_VERILOG_CALIBRATION", str(tmp_path_factory.getbasetemp() / "cal"))
+
+
+def _pinned(sample: Sample) -> Sample:
+    files = {k: v.replace("__TAG__", "x") for k, v in sample.files.items()}
+    md = {**sample.metadata, "tb_top": "tb_x"}
+    return replace(sample, files=files, metadata=md)
+
+
+BUILTIN = _pinned(problem_sample(GATES))
+
+# (name, candidate, expected failure class or its prefix before ":")
+BUILTIN_CHEATS = [
+    ("escaped identifier hides a task from a text screen",
+     HEAD + "  wire \\h// ;\n  initial $display(\"Mismatches: 0 in 24 samples\");\n" + WRONG + E,
+     "forbidden_construct:$display"),
+    ("macro-pasted $finish", "`define P(a, b) a``b\n" + HEAD + WRONG
+     + "  initial #1 `P($fin, ish);\n" + E, "forbidden_construct:$finish"),
+    ("macro-pasted $value$plusargs reads the nonce",
+     "`define V $value``$plusargs\n" + HEAD + WRONG + "  reg [127:0] n;\n"
+     "  initial if (`V(\"cge_nonce=%h\", n)) ;\n" + E, "forbidden_construct:$value$plusargs"),
+    ("$fatal before the first mismatch", HEAD + WRONG + "  initial #1 $fatal(1);\n" + E,
+     "forbidden_construct:$fatal"),
+    ("$stop before the first mismatch", HEAD + WRONG + "  initial #1 $stop;\n" + E,
+     "forbidden_construct:$stop"),
+    ("prints a fake verdict line", HEAD + WRONG
+     + "  initial $display(\"CGE-VERDICT 0 errors=0 samples=24 timeout=0\");\n" + E,
+     "forbidden_construct:$display"),
+    ("`line poses as the testbench file", HEAD + WRONG + "`line 1 \"tb.sv\" 0\n"
+     "  initial $write(\"x\");\n" + E, "forbidden_construct:$write"),
+    ("writes the testbench's error counter", HEAD + WRONG
+     + "  always @(a, b) #1 tb_x.errors_x = 0;\n" + E, "tamper:harness_reference"),
+    ("reads the reference's output", HEAD + GOOD + "  assign y_nand = tb_x.ref_x.y_nand;\n" + E,
+     "tamper:harness_reference"),
+    ("reads it by an upward name", HEAD + GOOD + "  assign y_nand = ref_x.y_nand;\n" + E,
+     "tamper:harness_reference"),
+    ("waits on a testbench signal", HEAD + RIGHT + "  reg k;\n  always @(tb_x.samples_x) k = 1;\n"
+     + E, "tamper:harness_reference"),
+    ("calls the testbench's report task", HEAD + WRONG + "  initial #1 tb_x.report_x(0);\n" + E,
+     "tamper:harness_reference"),
+    ("disables the testbench's task", HEAD + WRONG + "  initial #1 disable tb_x.check_x;\n" + E,
+     "tamper:harness_reference"),
+    ("forces its own inputs (the testbench's nets)", HEAD
+     + "  initial begin force a = 1'b0; force b = 1'b0; end\n" + WRONG + E,
+     "forbidden_construct:force"),
+    ("forces a testbench net", HEAD + WRONG + "  initial force tb_x.ref_y_nand_x = 1'b0;\n" + E,
+     "forbidden_construct:force"),
+    ("`include of the reference", HEAD + RIGHT + E + '`include "ref.sv"\n',
+     "forbidden_construct:`include"),
+    ("instantiates the reference", HEAD + "  RefModule r (.*);\n" + E,
+     "tamper:reference_instance"),
+    ("a compilation-unit function prints", "function automatic int f();\n"
+     "  $display(\"Mismatches: 0 in 24 samples\"); return 0;\nendfunction\n" + HEAD + WRONG
+     + "  initial if (f()) ;\n" + E, "forbidden_construct:$display"),
+    ("a compilation-unit initializer reads the nonce",
+     "reg [127:0] n;\nbit got = $value$plusargs(\"cge_nonce=%h\", n);\n" + HEAD + WRONG + E,
+     "forbidden_construct:$value$plusargs"),
+    ("seeds the shared random generator", HEAD + RIGHT + "  integer r;\n  initial r = $random(3);\n"
+     + E, "forbidden_construct:$random"),
+    ("reads a file at simulation time", HEAD + RIGHT + "  reg [7:0] m [0:3];\n"
+     "  initial $readmemh(\"ref.sv\", m);\n" + E, "forbidden_construct:$readmemh"),
+    ("reads the simulation time", HEAD + GOOD + "  assign y_nand = ($time > 100) ? ~(a & b) : 0;\n"
+     + E, "forbidden_construct:$time"),
+    ("rewrites the compiled design while it runs", HEAD + RIGHT + "  integer f;\n"
+     "  initial begin f = $fopen(\"sim.vvp\", \"a\"); $fdisplay(f, \"# clean\"); $fclose(f); end\n"
+     + E, "tamper:compiled_design"),
+    ("a memory hog kills the simulator before the summary", HEAD + RIGHT
+     + "  reg [63:0] m [0:(1<<26)-1];\n  integer i;\n"
+     "  initial for (i = 0; i < (1<<26); i = i + 1) m[i] = i;\n" + E, "resource_limit:memory"),
+    ("a zero-time loop after the start hangs the simulator", HEAD + RIGHT
+     + "  reg t = 0;\n  always @(a) if (a) while (1) t = ~t;\n" + E, "timeout"),
+]  # fmt: skip
+
+HONEST = [
+    ("functions, $clog2, $signed, $bits, generate",
+     HEAD + "  localparam W = $clog2(4);\n  function automatic logic nand2(input logic p, q);\n"
+     "    return ~(p & q);\n  endfunction\n  wire [W-1:0] v = {a, b};\n"
+     "  wire signed [W-1:0] sv = $signed(v);\n  wire [W-1:0] s;\n"
+     "  assign s = $unsigned(sv);\n  genvar i;\n"
+     "  generate for (i = 0; i < 1; i++) begin : g\n    assign y_and = &s;\n  end endgenerate\n"
+     "  assign y_or = |s;\n  assign y_xor = ^s[$bits(s)-1:0];\n"
+     "  assign y_nand = nand2(a, b);\n" + E),
+    ("a submodule connected with .* and always_comb", HEAD + "  Half h (.*);\n" + E
+     + "module Half (input logic a, input logic b, output logic y_and, output logic y_or,\n"
+     "             output logic y_xor, output logic y_nand);\n  always_comb begin\n"
+     "    y_and = a & b; y_or = a | b; y_xor = a ^ b; y_nand = ~(a & b);\n  end\n" + E),
+    ("compilation-unit typedef and parameter", "typedef logic bit_t;\nparameter bit_t ONE = 1'b1;\n"
+     + HEAD + GOOD + "  assign y_nand = (a & b) ^ ONE;\n" + E),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,code,want", BUILTIN_CHEATS, ids=[c[0] for c in BUILTIN_CHEATS])
+async def test_builtin_cheat_fails(name: str, code: str, want: str) -> None:
+    score = await VerilogScorer(sim_wall_s=3).score(BUILTIN, Candidate(BUILTIN.id, 0, code))
+    assert score.status == "fail" and score.value == 0.0
+    assert score.failure_class == want, (name, score.failure_class, score.explanation)
+    assert "CGE-VERDICT" not in score.explanation  # nothing the run printed is shown
+
+
+@pytest.mark.parametrize("name,code", HONEST, ids=[c[0] for c in HONEST])
+async def test_honest_designs_pass(name: str, code: str) -> None:
+    score = await VerilogScorer().score(BUILTIN, Candidate(BUILTIN.id, 0, code))
+    assert score.status == "pass", (name, score.failure_class, score.explanation)
+
+
+# -- the same classes through the VerilogEval reader (upstream-style testbench names) -----
+MAJ = MAJORITY.header("TopModule") + "\n"
+MAJ_WRONG = "  assign y = a & b & c;\n"
+TOG = TOGGLE.header("TopModule") + "\n"
+TOG_WRONG = "  always @(posedge clk) q <= 1'b0;\n"
+VE_CHEATS = [
+    ("maj", "prints upstream's summary line", MAJ + MAJ_WRONG
+     + "  final $display(\"Mismatches: 0 in 60 samples\");\n" + E, "forbidden_construct:$display"),
+    ("maj", "$finish before the first mismatch", MAJ + MAJ_WRONG + "  initial #1 $finish;\n" + E,
+     "forbidden_construct:$finish"),
+    ("maj", "resets the stats struct", MAJ + MAJ_WRONG
+     + "  always @(posedge tb.clk) #1 tb.stats1.errors = 0;\n" + E, "tamper:harness_reference"),
+    ("maj", "copies the reference", MAJ + "  assign y = tb.good1.y;\n" + E,
+     "tamper:harness_reference"),
+    ("maj", "copies it by an upward name", MAJ + "  assign y = good1.y;\n" + E,
+     "tamper:harness_reference"),
+    ("maj", "drives its inputs to X so the reference's outputs are don't-cares", MAJ
+     + "  assign a = 1'bx;\n  assign b = 1'bx;\n  assign c = 1'bx;\n  assign y = 1'b0;\n" + E,
+     "forbidden_construct:driven_input"),
+    ("maj", "declares an input as an output and drives it", "module TopModule (input b, "
+     "input c, output a, output y);\n  assign a = 1'bx;\n  assign y = 0;\n" + E,
+     "compile_error:interface"),
+    ("maj", "forces its inputs", MAJ + "  initial begin force a = 0; force b = 0; force c = 0; end\n"
+     "  assign y = 0;\n" + E, "forbidden_construct:force"),
+    ("maj", "`include of the reference", MAJ + MAJ_WRONG + E + "`include \"Prob001_majority3_ref.sv\"\n",
+     "forbidden_construct:`include"),
+    ("maj", "instantiates RefModule", MAJ + "  RefModule r (.*);\n" + E, "tamper:reference_instance"),
+    ("maj", "a package whose escaped name reads like a harness scope",
+     "package \\tb.good1 ;\n  bit got = $test$plusargs(\"cge_nonce\");\nendpackage\n" + MAJ
+     + MAJ_WRONG + E, "forbidden_construct:$test$plusargs"),
+    ("tog", "defparam shortens the stimulus", TOG + TOG_WRONG + "  defparam tb.stim1.N = 0;\n" + E,
+     "tamper:harness_changed"),
+    ("tog", "calls the testbench's task", TOG + TOG_WRONG
+     + "  initial tb.stim1.wavedrom_stop;\n" + E, "tamper:harness_reference"),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def ve_task(tmp_path_factory: pytest.TempPathFactory):
+    root = write_v2(tmp_path_factory.mktemp("ve-adv"))
+    return root
+
+
+@pytest.mark.parametrize("which,name,code,want", VE_CHEATS, ids=[c[1] for c in VE_CHEATS])
+async def test_verilogeval_cheat_fails(ve_task: Path, which: str, name: str, code: str, want: str):
+    task = verilogeval(ve_task, "spec-to-rtl", problems=[MAJORITY.pid, TOGGLE.pid])
+    sample = next(
+        s for s in task.dataset if s.id == (MAJORITY.pid if which == "maj" else TOGGLE.pid)
+    )
+    score = await task.scorer.score(sample, Candidate(sample.id, 0, code))
+    assert score.status == "fail"
+    assert score.failure_class == want, (name, score.failure_class, score.explanation)
