@@ -24,7 +24,7 @@ class HostVerdict:
 
     status: str
     detail: str
-    base_s: float | None = None  # best-of-reps reference time, measured before any candidate ran
+    base_s: float | None = None  # best window of our sequential reference, run before the candidate
     cand_s: float | None = None  # best repetition window of the candidate
     mean_s: float | None = None  # mean repetition window
     windows: tuple[float, ...] = ()
@@ -44,7 +44,7 @@ def parse_host_verdict(output: str, key: bytes) -> HostVerdict | None:
         fields = dict(kv.split("=", 1) for kv in body.split()[1:] if "=" in kv)
         windows: tuple[float, ...] = ()
         try:
-            windows = tuple(float(w) for w in fields.get("windows", "").split(",") if w)
+            windows = tuple(float(w) for w in fields.get("cand_windows", "").split(",") if w)
         except ValueError:
             windows = ()
         return HostVerdict(
@@ -52,7 +52,7 @@ def parse_host_verdict(output: str, key: bytes) -> HostVerdict | None:
             detail=fields.get("detail", "-"),
             base_s=_float(fields, "base_s"),
             cand_s=_float(fields, "cand_s"),
-            mean_s=_float(fields, "mean_s"),
+            mean_s=_float(fields, "cand_mean_s"),
             windows=windows,
             fields=fields,
         )

@@ -32,6 +32,8 @@ FAMILIES = ("shared", "mpi", "cuda")
 _HOST_SOURCES = ("host_main.c", "hpck.h", "hpck_proto.h", "siphash.h")
 _GUARD_SOURCES = ("guard.c", "hpck_proto.h", "nodump.c")
 _PROBLEM_HOST_SOURCES = ("problem.h", "reference.c")
+_BASE_SOURCES = ("guest_main.c", "hpck.h", "hpck_proto.h")
+_PROBLEM_BASE_SOURCES = ("problem.h", "call.c", "serial.c")
 
 
 class TrustedBuildError(RuntimeError):
@@ -45,6 +47,7 @@ class TrustedBinaries:
     host: Path
     guard: Path
     nodump: Path
+    base: Path  # our sequential reference built as a guest: the baseline every speedup divides
 
 
 def cache_root() -> Path:
@@ -166,7 +169,26 @@ async def trusted_binaries(problem: str, family: str) -> TrustedBinaries:
             out,
         )  # fmt: skip
 
+    base_key = _digest(
+        [(HARNESS_DIR, s) for s in _BASE_SOURCES] + [(pdir, s) for s in _PROBLEM_BASE_SOURCES],
+        cc,
+    )
+
+    async def build_base(out: Path) -> None:
+        # the shared-family guest: the families' layouts and params agree at one rank, so
+        # the same baseline serves serial, OpenMP, MPI (np=1 layout) and CUDA hosts
+        await _run(
+            [
+                "gcc", "-O2", "-std=gnu11", "-DHPCK_GUEST", "-DHPCK_FAMILY_SHARED",
+                f"-I{HARNESS_DIR}", f"-I{pdir}",
+                str(HARNESS_DIR / "guest_main.c"), str(pdir / "call.c"), str(pdir / "serial.c"),
+                "-o", "hpck_base", "-lm",
+            ],
+            out,
+        )  # fmt: skip
+
     guard_dir = await _build_once(f"guard-{guard_key}", build_guard)
+    base_dir = await _build_once(f"base-{problem}-{base_key}", build_base)
     host_dir = await _build_once(f"host-{problem}-{family}-{host_key}", build_host)
     with contextlib.suppress(OSError):  # mtime = last use
         os.utime(host_dir)
@@ -175,6 +197,7 @@ async def trusted_binaries(problem: str, family: str) -> TrustedBinaries:
         host=host_dir / "hpck_host",
         guard=guard_dir / "hpck_guard",
         nodump=guard_dir / "hpck_nodump.so",
+        base=base_dir / "hpck_base",
     )
 
 

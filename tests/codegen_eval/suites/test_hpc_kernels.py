@@ -66,7 +66,9 @@ def test_siphash_matches_the_reference_vector() -> None:
 
 def test_host_verdict_needs_a_tag_under_this_runs_key() -> None:
     key = new_key()
-    body = "HPCK2 status=pass detail=- base_s=1 err=0 cand_s=0.5 mean_s=0.6 windows=0.5,0.7"
+    body = (
+        "HPCK2 status=pass detail=- base_s=1 err=0 cand_s=0.5 cand_mean_s=0.6 cand_windows=0.5,0.7"
+    )
     good = f"{body} mac={siphash24(key, body.encode()):016x}"
     v = parse_host_verdict(f"noise\n{good}\n", key)
     assert v is not None and v.status == "pass" and v.cand_s == 0.5 and v.base_s == 1.0

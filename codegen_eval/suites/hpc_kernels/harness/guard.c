@@ -13,7 +13,7 @@
  * The filter keeps a candidate process from changing what the host measures: no new
  * processes (threads only: a forked helper would escape the host's SIGSTOP), no signals to
  * any process but itself, no async-I/O owners that would make the kernel signal someone
- * else, no changing another process's priority or CPU placement, no reading or writing
+ * else, no changing another process's priority or scheduling policy, no reading or writing
  * other processes' memory. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -94,10 +94,9 @@ static int install_filter(void) {
         IF_NR(SYS_ptrace, 1), DENY,
         /* PRIO_USER / PRIO_PGRP would reach the host: no priorities at all */
         IF_NR(SYS_setpriority, 1), DENY,
-        /* scheduling of this process (pid 0 or its own pid) only */
-        IF_NR(SYS_sched_setaffinity, 5), LOAD(ARG_LO(0)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 1), ALLOW, DENY,
+        /* scheduling policy of this process (pid 0 or its own pid) only. CPU affinity stays
+         * open: libgomp binds its threads by thread id, and pinning the host elsewhere can
+         * only make the candidate's own windows longer (the baseline is already measured) */
         IF_NR(SYS_sched_setscheduler, 5), LOAD(ARG_LO(0)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 1), ALLOW, DENY,

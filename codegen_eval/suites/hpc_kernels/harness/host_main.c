@@ -1,20 +1,21 @@
 /* hpck_host (host_main.c + problems/<name>/reference.c): the trusted side of an hpc-kernels
  * run. No candidate code is linked here.
  *
- *   hpck_host --np N --reps R --timeout S --nodump LIB -- LAUNCH...
+ *   hpck_host --np N --reps R --timeout S --nodump LIB --guard GUARD --base BASE -- LAUNCH...
  *
  * stdin: a 32-hex-digit key (read whole before anything else starts). LAUNCH starts N guest
- * processes through hpck_guard (directly, or as mpirun ... hpck_guard ./prog). stdout: one
- * verdict line, `HPCK2 <fields> mac=<siphash>`; the candidate's stdout/stderr go to a
- * fresh cand-<random>.log whose name is one of the fields. Sequence (see hpck.h and
- * docs/suite-hpc-kernels.md):
- *   1. time the reference on seeded inputs, before any candidate process exists;
- *   2. start LAUNCH; every guard reports in and stops; continue them once all are filtered;
- *   3. give each guest its arena (a sealed memfd);
- *   4. per repetition, with every guest stopped: check the previous repetition's outputs,
+ * processes through GUARD (directly, or as mpirun ... hpck_guard ./prog); BASE is our own
+ * sequential reference built as a guest. stdout: one verdict line,
+ * `HPCK2 <fields> mac=<siphash>`; the guests' stdout/stderr go to fresh <what>-<random>.log
+ * files named in the fields. Two phases, the baseline then the candidate, each:
+ *   1. start the guests; every guard reports in and stops; continue them once all are in;
+ *   2. give each guest its arena (a sealed memfd);
+ *   3. per repetition, with every guest stopped: check the previous repetition's outputs,
  *      write fresh inputs from a new secret seed, poison the outputs, then SIGCONT and time
- *      until every guest says done; stop them again.
- *   5. end, and print the verdict. */
+ *      until every guest says done; stop them again;
+ *   4. end the guests.
+ * The baseline runs before any candidate process exists, and through the same protocol, so
+ * both are measured under the same conditions. Then the verdict is printed. */
 #include "hpck.h"
 
 #include <dirent.h>
@@ -58,6 +59,7 @@ static double now(void) {
 
 /* -- the verdict ------------------------------------------------------------------------- */
 static char extra[4096]; /* key=value fields gathered on the way (windows, base time) */
+static int in_baseline;  /* 1 while our own reference runs as a guest (phase 1) */
 
 static void add_field(const char *fmt, ...) {
     size_t used = strlen(extra);
@@ -82,6 +84,13 @@ __attribute__((noreturn)) static void verdict(const char *status, const char *fm
     va_end(ap);
     for (char *p = detail; *p; ++p)
         if (*p == ' ' || *p == '\n' || *p == '=') *p = '_';
+    if (in_baseline && strcmp(status, "pass") != 0) {
+        /* no candidate process exists yet: whatever went wrong is ours */
+        char ours[sizeof detail];
+        snprintf(ours, sizeof ours, "baseline_%s_%s", status, detail);
+        memcpy(detail, ours, sizeof detail);
+        status = "error";
+    }
     if (strcmp(status, "pass") != 0) kill_all();
     int n = snprintf(line, sizeof line, "HPCK2 status=%s detail=%s%s", status,
                      detail[0] ? detail : "-", extra);
@@ -236,16 +245,16 @@ static int listen_socket(char *name, size_t len) {
     return s;
 }
 
-static void launch(char **argv, const char *sock_name, const char *nodump) {
+static void launch(char **argv, const char *sock_name, const char *nodump, const char *what) {
     /* a fresh name each run: an earlier run's candidate may have planted a symlink, a FIFO
      * or a directory under any fixed name */
     char log_name[64];
     uint64_t r;
     if (getrandom(&r, sizeof r, 0) != sizeof r) fail_errno("getrandom");
-    snprintf(log_name, sizeof log_name, "cand-%016llx.log", (unsigned long long)r);
+    snprintf(log_name, sizeof log_name, "%s-%016llx.log", what, (unsigned long long)r);
     int log = open(log_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (log < 0) fail_errno("candidate_log");
-    add_field(" log=%s", log_name);
+    if (log < 0) fail_errno("guest_log");
+    add_field(" %s=%s", in_baseline ? "base_log" : "log", log_name);
     fflush(stdout);
     child = fork();
     if (child < 0) fail_errno("fork");
@@ -369,53 +378,23 @@ static void check_outputs(int rep) {
     double err = 0;
     hpck_reference();
     int ok = hpck_check(np, bufs, &err, detail, sizeof detail);
-    add_field(rep == 0 ? " err=%.6g" : ",%.6g", err);
+    if (rep == 0) add_field(" %s=%.6g", in_baseline ? "base_err" : "err", err);
+    else add_field(",%.6g", err);
     if (ok < 0) verdict("error", "%s", detail[0] ? detail : "check_failed");
     if (ok != 1) verdict("wrong", "%s_rep_%d", detail[0] ? detail : "mismatch", rep + 1);
 }
 
-int main(int argc, char **argv) {
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* /proc/<us>/{mem,environ,fd} closed to guests */
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGXFSZ, SIG_IGN); /* an arena over RLIMIT_FSIZE is an error verdict, not a kill */
-    read_key();
-    debug = getenv("HPCK_DEBUG") != NULL;
-    const char *nodump = NULL;
-    int a = 1;
-    for (; a < argc && strcmp(argv[a], "--") != 0; a += 2) {
-        if (a + 1 >= argc) verdict("error", "usage");
-        if (!strcmp(argv[a], "--np")) np = atoi(argv[a + 1]);
-        else if (!strcmp(argv[a], "--reps")) reps = atoi(argv[a + 1]);
-        else if (!strcmp(argv[a], "--timeout")) timeout_s = atof(argv[a + 1]);
-        else if (!strcmp(argv[a], "--nodump")) nodump = argv[a + 1];
-        else verdict("error", "unknown_option_%s", argv[a]);
-    }
-    if (a >= argc - 1 || np < 1 || np > HPCK_MAXRANKS || reps < 1) verdict("error", "usage");
-    double t_start = now();
-    deadline = t_start + timeout_s;
-
-    /* 1. the baseline, timed before any candidate process exists */
-    hpck_generate(fresh_seed());
-    double base = INFINITY;
-    for (int k = 0; k < reps; ++k) {
-        double t0 = now();
-        hpck_reference();
-        double t = now() - t0;
-        if (t < base) base = t;
-    }
-    add_field(" base_s=%.9g", base);
-
-    /* 2-3. start the guests */
+/* One phase: start LAUNCH (np guests through the guard), run `reps` timed repetitions with
+ * fresh inputs, check every one, end the guests. Returns the best window. */
+static double run_phase(char **launch_argv, const char *nodump, const char *what) {
     char name[64];
     int ls = listen_socket(name, sizeof name);
-    launch(argv + a + 1, name, nodump);
-    DBG("launched %d", (int)child);
+    launch(launch_argv, name, nodump, what);
+    DBG("%s: launched %d", what, (int)child);
     admit_guards(ls);
-    DBG("guards admitted");
     setup_arenas();
-    DBG("arenas set up");
+    DBG("%s: arenas set up", what);
 
-    /* 4. repetitions */
     double best = INFINITY, sum = 0;
     char windows[2048] = "";
     for (int k = 0; k < reps; ++k) {
@@ -439,9 +418,9 @@ int main(int argc, char **argv) {
     }
     stop_all();
     check_outputs(reps - 1);
-    add_field(" cand_s=%.9g mean_s=%.9g windows=%s", best, sum / reps, windows);
+    add_field(" %s_mean_s=%.9g %s_windows=%s", what, sum / reps, what, windows);
 
-    /* 5. let the guests finish (MPI_Finalize) and go */
+    /* let the guests finish (MPI_Finalize) and go */
     for (int i = 0; i < np; ++i) send_msg(i, HPCK_END, 0);
     cont_all();
     double until = now() + 5.0;
@@ -454,5 +433,58 @@ int main(int argc, char **argv) {
         usleep(2000);
     }
     if (child > 0) kill_all();
+    child = -1;
+    for (int i = 0; i < np; ++i) {
+        close(gsock[i]);
+        gsock[i] = -1;
+        gpid[i] = 0;
+        rank_of_conn[i] = 0;
+        size_t total = 0;
+        for (int b = 0; b < hpck_nbuf; ++b) total += (buf_bytes[i][b] + 4095) & ~(size_t)4095;
+        if (arena_ptr[i]) munmap(arena_ptr[i], total ? total : 4096);
+        arena_ptr[i] = NULL;
+        memset(bufs[i], 0, sizeof bufs[i]);
+        memset(buf_bytes[i], 0, sizeof buf_bytes[i]);
+    }
+    return best;
+}
+
+int main(int argc, char **argv) {
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* /proc/<us>/{mem,environ,fd} closed to guests */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN); /* an arena over RLIMIT_FSIZE is an error verdict, not a kill */
+    read_key();
+    debug = getenv("HPCK_DEBUG") != NULL;
+    const char *nodump = NULL, *base_prog = NULL, *guard = NULL;
+    int a = 1;
+    for (; a < argc && strcmp(argv[a], "--") != 0; a += 2) {
+        if (a + 1 >= argc) verdict("error", "usage");
+        if (!strcmp(argv[a], "--np")) np = atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--reps")) reps = atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--timeout")) timeout_s = atof(argv[a + 1]);
+        else if (!strcmp(argv[a], "--nodump")) nodump = argv[a + 1];
+        else if (!strcmp(argv[a], "--base")) base_prog = argv[a + 1];
+        else if (!strcmp(argv[a], "--guard")) guard = argv[a + 1];
+        else verdict("error", "unknown_option_%s", argv[a]);
+    }
+    if (a >= argc - 1 || np < 1 || np > HPCK_MAXRANKS || reps < 1 || !base_prog || !guard)
+        verdict("error", "usage");
+    deadline = now() + timeout_s;
+    int cand_np = np;
+
+    /* 1. the baseline: our sequential reference, run as a guest through the very same
+     * protocol (same arena, stop, wake-up and cache conditions as the candidate will get),
+     * before any candidate process exists */
+    in_baseline = 1;
+    np = 1;
+    char *base_argv[] = {(char *)guard, (char *)base_prog, NULL};
+    double base = run_phase(base_argv, nodump, "base");
+    add_field(" base_s=%.9g", base);
+    in_baseline = 0;
+
+    /* 2. the candidate */
+    np = cand_np;
+    double best = run_phase(argv + a + 1, nodump, "cand");
+    add_field(" cand_s=%.9g", best);
     verdict("pass", "");
 }
