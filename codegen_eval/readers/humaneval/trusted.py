@@ -17,33 +17,38 @@ the test's expected values out of the binary.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
-import hashlib
 import os
 import shutil
-import stat
-import subprocess
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_eval import tagging
+from codegen_eval.trusted_cache import TrustedBuildError, digest, entry, gcc_id
+from codegen_eval.trusted_cache import cache_root as _cache_root
+
+__all__ = [
+    "C_HEADERS",
+    "PCH_FLAGS",
+    "PythonHarness",
+    "TrustedBuildError",
+    "cache_root",
+    "candidate_pch",
+    "compiled_checker",
+    "header_text",
+    "python_harness",
+]
 
 HERE = Path(__file__).parent
 HARNESS = HERE / "harness"
+SHARED_C_DIR = HERE.parents[1] / "harness_c"  # confine.h, siphash.h
 CACHE_ENV = "CODEGEN_HUMANEVAL_CACHE"
 PY_FILES = ("rpc_trusted.py", "rpc_candidate.py", "rpc_codec.py")
-C_HEADERS = ("he_core.h", "he_rpc.hpp")
+C_HEADERS = ("he_core.h", "he_rpc.hpp", "siphash.h")
 
 
 class _BuildFailed(Exception):
     """A build from the user's problem file failed (the scorer falls back)."""
-
-
-class TrustedBuildError(RuntimeError):
-    """Our own harness failed to build: a missing toolchain or a bug of ours."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,82 +60,30 @@ class PythonHarness:
 
 
 def cache_root() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    root = Path(env) if env else Path(tempfile.gettempdir()) / f"codegen-lab-he-{os.geteuid()}"
-    root.mkdir(mode=0o755, parents=True, exist_ok=True)
-    st = os.lstat(root)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        raise TrustedBuildError(
-            f"{root} must be a directory owned by uid {os.geteuid()} and writable only by it "
-            f"(set ${CACHE_ENV} to another place)"
-        )
-    return root
-
-
-@functools.cache
-def _gcc_id() -> str:
-    try:
-        out = subprocess.run(
-            ["gcc", "--version"], capture_output=True, text=True, timeout=30, check=True
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise TrustedBuildError(f"gcc is needed to build the HumanEval guard: {exc}") from exc
-    return out.stdout.splitlines()[0] if out.stdout else "gcc"
+    return _cache_root("codegen-lab-he", CACHE_ENV)
 
 
 def header_text(name: str) -> str:
-    return (HARNESS / name).read_text()
-
-
-def _digest(*parts: bytes) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(len(p).to_bytes(8, "little") + p)
-    return h.hexdigest()[:20]
-
-
-_locks: dict[str, asyncio.Lock] = {}
-
-
-def _publish(tmp: Path, final: Path, modes: dict[str, int]) -> None:
-    for p in tmp.iterdir():
-        p.chmod(modes.get(p.name, 0o644))
-    (tmp / ".complete").write_text("")
-    tmp.chmod(0o755)
-    try:
-        os.rename(tmp, final)
-    except OSError:  # another process finished the same entry first
-        if not (final / ".complete").exists():
-            raise
+    return ((SHARED_C_DIR if name == "siphash.h" else HARNESS) / name).read_text()
 
 
 async def _entry(name: str, build: Callable[[Path], Awaitable[dict[str, int]]]) -> Path:
-    """The cache entry `name`, made by `build(tmpdir)` (which returns file modes) once."""
-    final = cache_root() / name
-    if (final / ".complete").exists():
-        return final
-    async with _locks.setdefault(name, asyncio.Lock()):
-        if (final / ".complete").exists():
-            return final
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cache_root()))
-        try:
-            modes = await build(tmp)
-            _publish(tmp, final, modes)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)  # gone already after a successful rename
-    with contextlib.suppress(OSError):  # mtime = last use
-        os.utime(final)
-    return final
+    return await entry(cache_root(), name, build)
 
 
 async def python_harness() -> PythonHarness:
     """The guard and the Python runners, built/copied once per version of their sources."""
     sources = [HARNESS / "he_guard.c", *(HERE / f for f in PY_FILES), Path(tagging.__file__)]
-    key = _digest(_gcc_id().encode(), *(p.read_bytes() for p in sources))
+    key = digest(
+        gcc_id().encode(),
+        (SHARED_C_DIR / "confine.h").read_bytes(),
+        *(p.read_bytes() for p in sources),
+    )
 
     async def build(out: Path) -> dict[str, int]:
         proc = await asyncio.create_subprocess_exec(
-            "gcc", "-O2", "-static", str(HARNESS / "he_guard.c"), "-o", str(out / "he_guard"),
+            "gcc", "-O2", "-static", f"-I{SHARED_C_DIR}", str(HARNESS / "he_guard.c"),
+            "-o", str(out / "he_guard"),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         log, _ = await proc.communicate()
@@ -164,8 +117,8 @@ async def candidate_pch(sandbox: str | None) -> Path | None:
     that it matches the sandbox's compiler; g++ ignores a stale one and reads the text."""
     from sandboxes import Limits, open_sandbox
 
-    key = _digest(
-        b"pch", _backend(sandbox), _gcc_id().encode(), " ".join(PCH_FLAGS).encode(),
+    key = digest(
+        b"pch", _backend(sandbox), gcc_id().encode(), " ".join(PCH_FLAGS).encode(),
         *(header_text(h).encode() for h in C_HEADERS),
     )  # fmt: skip
     if key in _failed:
@@ -201,9 +154,9 @@ async def compiled_checker(
     from sandboxes import Limits, open_sandbox
 
     cc, src = ("gcc", "checker.c") if lang == "c" else ("g++", "checker.cpp")
-    key = _digest(
+    key = digest(
         lang.encode(), source.encode(), " ".join(flags + libs).encode(), _backend(sandbox),
-        _gcc_id().encode(),
+        gcc_id().encode(),
         *(header_text(h).encode() for h in C_HEADERS),
     )  # fmt: skip
     if key in _failed:

@@ -11,34 +11,27 @@ temporary directory and renamed into place, so concurrent scorers never see half
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import hashlib
-import os
-import shutil
-import stat
-import tempfile
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+
+from codegen_eval.trusted_cache import TrustedBuildError, cache_root, digest, entry, gcc_id
+from codegen_eval.trusted_cache import run_checked as _run
+
+__all__ = ["TrustedBinaries", "TrustedBuildError", "guest_files", "trusted_binaries"]
 
 HARNESS_DIR = Path(__file__).parent / "harness"
 PROBLEMS_DIR = Path(__file__).parent / "problems"
+SHARED_C_DIR = Path(__file__).parents[2] / "harness_c"  # confine.h, siphash.h
 CACHE_ENV = "CODEGEN_HPCK_CACHE"
 FAMILIES = ("shared", "mpi", "cuda")
 
 # Sources each build depends on (relative to the harness or problem directory).
-_HOST_SOURCES = ("host_main.c", "hpck.h", "hpck_proto.h", "siphash.h")
+_HOST_SOURCES = ("host_main.c", "hpck.h", "hpck_proto.h")
 _GUARD_SOURCES = ("guard.c", "hpck_proto.h", "nodump.c")
+_SHARED_C = ("confine.h", "siphash.h")
 _PROBLEM_HOST_SOURCES = ("problem.h", "reference.c")
 _BASE_SOURCES = ("guest_main.c", "hpck.h", "hpck_proto.h")
 _PROBLEM_BASE_SOURCES = ("problem.h", "call.c", "serial.c")
-
-
-class TrustedBuildError(RuntimeError):
-    """Our own harness failed to build: a broken toolchain or a bug of ours, never the
-    candidate's doing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,81 +43,14 @@ class TrustedBinaries:
     base: Path  # our sequential reference built as a guest: the baseline every speedup divides
 
 
-def cache_root() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    root = Path(env) if env else Path(tempfile.gettempdir()) / f"codegen-lab-hpck-{os.geteuid()}"
-    root.mkdir(mode=0o755, parents=True, exist_ok=True)
-    st = os.lstat(root)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        raise TrustedBuildError(
-            f"{root} must be a directory owned by uid {os.geteuid()} and writable only by it "
-            f"(set ${CACHE_ENV} to another place)"
-        )
-    return root
+def _root() -> Path:
+    return cache_root("codegen-lab-hpck", CACHE_ENV)
 
 
-@cache
-def _compiler_id() -> str:
-    import subprocess
-
-    try:
-        out = subprocess.run(
-            ["gcc", "--version"], capture_output=True, text=True, timeout=30, check=True
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise TrustedBuildError(f"gcc is needed to build the hpc-kernels harness: {exc}") from exc
-    return out.stdout.splitlines()[0] if out.stdout else "gcc"
-
-
-def _digest(parts: list[tuple[Path, str]], extra: str) -> str:
-    h = hashlib.sha256(extra.encode())
-    for base, name in parts:
-        h.update(name.encode() + b"\0" + (base / name).read_bytes() + b"\0")
-    return h.hexdigest()[:20]
-
-
-async def _run(cmd: list[str], cwd: Path) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        *cmd, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+def _key(parts: list[tuple[Path, str]], extra: str) -> str:
+    return digest(
+        extra.encode(), *(name.encode() + (base / name).read_bytes() for base, name in parts)
     )
-    out, _ = await proc.communicate()
-    if proc.returncode != 0:
-        raise TrustedBuildError(f"{' '.join(cmd)} failed:\n{out.decode(errors='replace')[-2000:]}")
-
-
-_locks: dict[str, asyncio.Lock] = {}
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Make a finished build readable by the sandbox uid and move it into place."""
-    (tmp / ".complete").write_text("")
-    for p in tmp.iterdir():
-        p.chmod(0o755 if os.access(p, os.X_OK) else 0o644)
-    tmp.chmod(0o755)
-    try:
-        os.rename(tmp, final)
-    except OSError:  # another process finished the same build first
-        if not (final / ".complete").exists():
-            raise
-
-
-async def _build_once(name: str, build: Callable[[Path], Awaitable[None]]) -> Path:
-    """The cache entry `name`, built by `build(tmpdir)` the first time."""
-    root = cache_root()
-    final = root / name
-    done = final / ".complete"
-    if done.exists():
-        return final
-    async with _locks.setdefault(name, asyncio.Lock()):
-        if done.exists():
-            return final
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
-        try:
-            await build(tmp)
-            _publish(tmp, final)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)  # gone already after a successful rename
-    return final
 
 
 async def trusted_binaries(problem: str, family: str) -> TrustedBinaries:
@@ -132,15 +58,18 @@ async def trusted_binaries(problem: str, family: str) -> TrustedBinaries:
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}")
     pdir = PROBLEMS_DIR / problem
-    cc = _compiler_id()
-    guard_key = _digest([(HARNESS_DIR, s) for s in _GUARD_SOURCES], cc)
-    host_key = _digest(
-        [(HARNESS_DIR, s) for s in _HOST_SOURCES] + [(pdir, s) for s in _PROBLEM_HOST_SOURCES],
+    cc = gcc_id()
+    shared = [(SHARED_C_DIR, s) for s in _SHARED_C]
+    guard_key = _key([(HARNESS_DIR, s) for s in _GUARD_SOURCES] + shared, cc)
+    host_key = _key(
+        [(HARNESS_DIR, s) for s in _HOST_SOURCES]
+        + shared
+        + [(pdir, s) for s in _PROBLEM_HOST_SOURCES],
         f"{cc}|{family}",
     )
 
     async def build_guard(out: Path) -> None:
-        inc = f"-I{HARNESS_DIR}"
+        inc = f"-I{SHARED_C_DIR}"
         await _run(
             ["gcc", "-O2", "-static", inc, str(HARNESS_DIR / "guard.c"), "-o", "hpck_guard"],
             out,
@@ -162,14 +91,14 @@ async def trusted_binaries(problem: str, family: str) -> TrustedBinaries:
         await _run(
             [
                 "gcc", "-O2", "-std=gnu11", "-DHPCK_HOST", f"-DHPCK_FAMILY_{family.upper()}",
-                f"-I{HARNESS_DIR}", f"-I{pdir}",
+                f"-I{HARNESS_DIR}", f"-I{SHARED_C_DIR}", f"-I{pdir}",
                 str(HARNESS_DIR / "host_main.c"), str(pdir / "reference.c"),
                 "-o", "hpck_host", "-lm",
             ],
             out,
         )  # fmt: skip
 
-    base_key = _digest(
+    base_key = _key(
         [(HARNESS_DIR, s) for s in _BASE_SOURCES] + [(pdir, s) for s in _PROBLEM_BASE_SOURCES],
         cc,
     )
@@ -187,13 +116,12 @@ async def trusted_binaries(problem: str, family: str) -> TrustedBinaries:
             out,
         )  # fmt: skip
 
-    guard_dir = await _build_once(f"guard-{guard_key}", build_guard)
-    base_dir = await _build_once(f"base-{problem}-{base_key}", build_base)
-    host_dir = await _build_once(f"host-{problem}-{family}-{host_key}", build_host)
-    with contextlib.suppress(OSError):  # mtime = last use
-        os.utime(host_dir)
+    root = _root()
+    guard_dir = await entry(root, f"guard-{guard_key}", build_guard)
+    base_dir = await entry(root, f"base-{problem}-{base_key}", build_base)
+    host_dir = await entry(root, f"host-{problem}-{family}-{host_key}", build_host)
     return TrustedBinaries(
-        root=cache_root(),
+        root=root,
         host=host_dir / "hpck_host",
         guard=guard_dir / "hpck_guard",
         nodump=guard_dir / "hpck_nodump.so",

@@ -189,46 +189,8 @@ static int he_to = -1, he_from = -1;
 static unsigned long he_calls;
 static volatile sig_atomic_t he_done;
 
-#define HE_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define HE_SIPROUND                                                                        \
-    do {                                                                                   \
-        v0 += v1; v1 = HE_ROTL(v1, 13); v1 ^= v0; v0 = HE_ROTL(v0, 32);                    \
-        v2 += v3; v3 = HE_ROTL(v3, 16); v3 ^= v2;                                          \
-        v0 += v3; v3 = HE_ROTL(v3, 21); v3 ^= v0;                                          \
-        v2 += v1; v1 = HE_ROTL(v1, 17); v1 ^= v2; v2 = HE_ROTL(v2, 32);                    \
-    } while (0)
-
-static uint64_t he_le64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-/* SipHash-2-4, as codegen_eval/tagging.py */
-static uint64_t he_siphash(const unsigned char *key, const unsigned char *m, size_t n) {
-    uint64_t k0 = he_le64(key), k1 = he_le64(key + 8);
-    uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
-    uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
-    size_t full = n - n % 8;
-    for (size_t i = 0; i < full; i += 8) {
-        uint64_t w = he_le64(m + i);
-        v3 ^= w;
-        HE_SIPROUND;
-        HE_SIPROUND;
-        v0 ^= w;
-    }
-    uint64_t b = (uint64_t)(n & 0xff) << 56;
-    for (size_t i = 0; i < n % 8; i++) b |= (uint64_t)m[full + i] << (8 * i);
-    v3 ^= b;
-    HE_SIPROUND;
-    HE_SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    HE_SIPROUND;
-    HE_SIPROUND;
-    HE_SIPROUND;
-    HE_SIPROUND;
-    return v0 ^ v1 ^ v2 ^ v3;
-}
+#include "siphash.h" /* codegen_eval/harness_c: SipHash-2-4, as codegen_eval/tagging.py */
+#define he_siphash codegen_siphash24
 
 /* async-signal-safe appends into a fixed line buffer */
 typedef struct {

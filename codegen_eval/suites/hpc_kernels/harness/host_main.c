@@ -95,7 +95,7 @@ __attribute__((noreturn)) static void verdict(const char *status, const char *fm
     int n = snprintf(line, sizeof line, "HPCK2 status=%s detail=%s%s", status,
                      detail[0] ? detail : "-", extra);
     if (n < 0 || (size_t)n >= sizeof line) n = (int)strlen(line);
-    printf("%s mac=%016llx\n", line, (unsigned long long)hpck_siphash24(key, line, (size_t)n));
+    printf("%s mac=%016llx\n", line, (unsigned long long)codegen_siphash24(key, line, (size_t)n));
     fflush(stdout);
     _exit(0);
 }
