@@ -57,6 +57,17 @@ static inline void hpck_block(long n, int size, int rank, long *off, long *cnt) 
     *off = rank * q + (rank < r ? rank : r);
 }
 
+/* The block of n elements that `rank` holds: the MPI block rule in the MPI family, all of
+ * them (one rank) otherwise. */
+static inline void hpck_rank_block(long n, int nranks, int rank, long *off, long *cnt) {
+#ifdef HPCK_FAMILY_MPI
+    hpck_block(n, nranks, rank, off, cnt);
+#else
+    (void)nranks, (void)rank;
+    *off = 0, *cnt = n;
+#endif
+}
+
 /* max over i of |c - r| / (1 + |r|); NaN anywhere gives +inf so a NaN never passes */
 static inline double hpck_max_relerr(const double *c, const double *r, long n) {
     double worst = 0.0;

@@ -3,18 +3,9 @@
 
 static double A, *px, *py, *yref;
 
-static void block_of(int nranks, int rank, long *off, long *cnt) {
-#ifdef HPCK_FAMILY_MPI
-    hpck_block(N, nranks, rank, off, cnt);
-#else
-    (void)nranks, (void)rank;
-    *off = 0, *cnt = N;
-#endif
-}
-
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     bytes[0] = sizeof(axpy_params);
     bytes[1] = bytes[2] = (size_t)cnt * sizeof(double);
 }
@@ -33,7 +24,7 @@ void hpck_generate(uint64_t seed) {
 
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     axpy_params *p = (axpy_params *)buf[0];
     p->a = A;
     p->n = cnt;
@@ -49,7 +40,7 @@ int hpck_check(int nranks, void *bufs[][HPCK_MAXBUF], double *err, char *detail,
     double worst = 0;
     for (int r = 0; r < nranks; ++r) {
         long off, cnt;
-        block_of(nranks, r, &off, &cnt);
+        hpck_rank_block(N, nranks, r, &off, &cnt);
         double e = hpck_max_relerr((const double *)bufs[r][2], yref + off, cnt);
         if (!(e <= worst)) worst = e;
     }

@@ -6,18 +6,9 @@
 static int *in_d;
 static long long ref_counts[NBINS];
 
-static void block_of(int nranks, int rank, long *off, long *cnt) {
-#ifdef HPCK_FAMILY_MPI
-    hpck_block(N, nranks, rank, off, cnt);
-#else
-    (void)nranks, (void)rank;
-    *off = 0, *cnt = N;
-#endif
-}
-
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     bytes[0] = sizeof(histogram_params);
     bytes[1] = (size_t)cnt * sizeof(int);
     bytes[2] = NBINS * sizeof(long long);
@@ -34,7 +25,7 @@ void hpck_generate(uint64_t seed) {
 
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     histogram_params *p = (histogram_params *)buf[0];
     p->n = cnt;
     p->nbins = NBINS;

@@ -4,18 +4,9 @@
 
 static double *in_u, *uref, *uref_tmp;
 
-static void block_of(int nranks, int rank, long *off, long *cnt) {
-#ifdef HPCK_FAMILY_MPI
-    hpck_block(N, nranks, rank, off, cnt);
-#else
-    (void)nranks, (void)rank;
-    *off = 0, *cnt = N;
-#endif
-}
-
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     bytes[0] = sizeof(jacobi_params);
     bytes[1] = (size_t)cnt * N * sizeof(double);
 }
@@ -32,7 +23,7 @@ void hpck_generate(uint64_t seed) {
 
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     jacobi_params *p = (jacobi_params *)buf[0];
     p->n = N;
     p->iters = ITERS;
@@ -62,7 +53,7 @@ int hpck_check(int nranks, void *bufs[][HPCK_MAXBUF], double *err, char *detail,
     double worst = 0;
     for (int r = 0; r < nranks; ++r) {
         long off, cnt;
-        block_of(nranks, r, &off, &cnt);
+        hpck_rank_block(N, nranks, r, &off, &cnt);
         double e = hpck_max_relerr((const double *)bufs[r][1], uref + (size_t)off * N, cnt * N);
         if (!(e <= worst)) worst = e;
     }

@@ -7,18 +7,9 @@
 static double *in_x, ref_val;
 static long ref_idx;
 
-static void block_of(int nranks, int rank, long *off, long *cnt) {
-#ifdef HPCK_FAMILY_MPI
-    hpck_block(N, nranks, rank, off, cnt);
-#else
-    (void)nranks, (void)rank;
-    *off = 0, *cnt = N;
-#endif
-}
-
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     bytes[0] = sizeof(maxloc_params);
     bytes[1] = (size_t)cnt * sizeof(double);
     bytes[2] = sizeof(maxloc_result);
@@ -36,7 +27,7 @@ void hpck_generate(uint64_t seed) {
 
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     ((maxloc_params *)buf[0])->n = cnt;
     memcpy(buf[1], in_x + off, (size_t)cnt * sizeof(double));
 }

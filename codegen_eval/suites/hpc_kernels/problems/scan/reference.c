@@ -5,18 +5,9 @@
 
 static long long *in_x, *yref;
 
-static void block_of(int nranks, int rank, long *off, long *cnt) {
-#ifdef HPCK_FAMILY_MPI
-    hpck_block(N, nranks, rank, off, cnt);
-#else
-    (void)nranks, (void)rank;
-    *off = 0, *cnt = N;
-#endif
-}
-
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     bytes[0] = sizeof(scan_params);
     bytes[1] = bytes[2] = (size_t)cnt * sizeof(long long);
 }
@@ -32,7 +23,7 @@ void hpck_generate(uint64_t seed) {
 
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     ((scan_params *)buf[0])->n = cnt;
     memcpy(buf[1], in_x + off, (size_t)cnt * sizeof(long long));
     /* the host's all-ones poison reads -1 here, a value a prefix sum can take; 0x5a... is far
@@ -49,7 +40,7 @@ int hpck_check(int nranks, void *bufs[][HPCK_MAXBUF], double *err, char *detail,
     long bad = 0;
     for (int r = 0; r < nranks; ++r) {
         long off, cnt;
-        block_of(nranks, r, &off, &cnt);
+        hpck_rank_block(N, nranks, r, &off, &cnt);
         const long long *y = (const long long *)bufs[r][2];
         for (long i = 0; i < cnt; ++i) bad += y[i] != yref[off + i];
     }

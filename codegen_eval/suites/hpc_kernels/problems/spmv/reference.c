@@ -7,18 +7,9 @@
 static int *in_rp, *in_ci;
 static double *in_v, *in_x, *yref;
 
-static void block_of(int nranks, int rank, long *off, long *cnt) {
-#ifdef HPCK_FAMILY_MPI
-    hpck_block(N, nranks, rank, off, cnt);
-#else
-    (void)nranks, (void)rank;
-    *off = 0, *cnt = N;
-#endif
-}
-
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     bytes[0] = sizeof(spmv_params);
     bytes[1] = (size_t)(cnt + 1) * sizeof(int);
     bytes[2] = (size_t)cnt * MAXNZ_ROW * sizeof(int);
@@ -52,7 +43,7 @@ void hpck_generate(uint64_t seed) {
 
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]) {
     long off, cnt;
-    block_of(nranks, rank, &off, &cnt);
+    hpck_rank_block(N, nranks, rank, &off, &cnt);
     int base = in_rp[off], *rp = (int *)buf[1];
     for (long i = 0; i <= cnt; ++i) rp[i] = in_rp[off + i] - base;
     spmv_params *p = (spmv_params *)buf[0];
@@ -76,7 +67,7 @@ int hpck_check(int nranks, void *bufs[][HPCK_MAXBUF], double *err, char *detail,
     double worst = 0;
     for (int r = 0; r < nranks; ++r) {
         long off, cnt;
-        block_of(nranks, r, &off, &cnt);
+        hpck_rank_block(N, nranks, r, &off, &cnt);
         double e = hpck_max_relerr((const double *)bufs[r][5], yref + off, cnt);
         if (!(e <= worst)) worst = e;
     }
