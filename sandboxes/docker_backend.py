@@ -27,7 +27,7 @@ from typing import Any
 
 from ._runner import classify, sweep_file_size
 from .base import Sandbox, sandbox_uid
-from .cgroups import PARENT, RunCgroup, layout, remove_everywhere
+from .cgroups import PARENT, RunCgroup, _read_kv, layout, remove_everywhere
 from .cgroups import ROOT as CGROUP_ROOT
 from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 
@@ -39,16 +39,6 @@ _POLL_S = 0.05
 
 def _endpoint() -> str:
     return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-
-
-def _read_kv(p: Path) -> dict[str, int]:
-    out: dict[str, int] = {}
-    with contextlib.suppress(OSError):
-        for line in p.read_text().splitlines():
-            k, _, v = line.partition(" ")
-            with contextlib.suppress(ValueError):
-                out[k] = int(v)
-    return out
 
 
 def _read_int(p: Path) -> int | None:
