@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from codegen_eval.suites.hpc_kernels import hpc_kernels_task
-from codegen_eval.types import Candidate, FailureClass, Sample, Score
+from codegen_eval.types import FailureClass, Score
+
+from .hpck_helpers import failure_kind, sample_of, score
 
 # Correct AXPY bodies, used by the attacks that keep the answer right and cheat elsewhere.
 AXPY = "for (long i = 0; i < n; ++i) y[i] = a * x[i] + y[i];"
@@ -400,20 +401,8 @@ void axpy(long n, double a, const double *x, double *y) {
 """.replace("#include <fcntl.h>", "#include <fcntl.h>\n#include <stdio.h>")
 
 
-def _sample(sample_id: str) -> Sample:
-    problem, variant = sample_id.split("/")
-    (s,) = hpc_kernels_task(problems=[problem], variants=[variant]).dataset
-    return s
-
-
 async def _score(sample_id: str, code: str, run_timeout_s: float = 30.0) -> Score:
-    task = hpc_kernels_task(run_timeout_s=run_timeout_s, reps=2)
-    sample = _sample(sample_id)
-    return await task.scorer.score(sample, Candidate(sample_id, 0, code))
-
-
-def _cls(score: Score) -> str:
-    return (score.failure_class or "").split(":")[0]
+    return await score(sample_id, code, run_timeout_s)
 
 
 @pytest.mark.parametrize(
@@ -465,15 +454,22 @@ async def test_harness_binaries_and_mpi_config_cannot_be_replaced() -> None:
 async def test_reference_source_is_not_in_the_sandbox() -> None:
     sc = await _score("axpy/serial", INCLUDE_REFERENCE)
     assert sc.failure_class == "compile_error:missing_include"
-    assert not any("reference" in name for name in _sample("axpy/serial").files)
+    assert not any("reference" in name for name in sample_of("axpy/serial").files)
 
 
 async def test_speaking_the_protocol_itself_is_tampering() -> None:
     sc = await _score("axpy/serial", EARLY_DONE)
-    assert sc.status == "fail" and _cls(sc) in (FailureClass.TAMPER, FailureClass.WRONG_ANSWER)
+    assert sc.status == "fail" and failure_kind(sc) in (
+        FailureClass.TAMPER,
+        FailureClass.WRONG_ANSWER,
+    )
 
 
 async def test_burying_the_verdict_is_no_pass() -> None:
     sc = await _score("axpy/serial", FLOOD)
     assert sc.status == "fail", sc.explanation
-    assert _cls(sc) in (FailureClass.WRONG_ANSWER, FailureClass.TAMPER, FailureClass.RESOURCE_LIMIT)
+    assert failure_kind(sc) in (
+        FailureClass.WRONG_ANSWER,
+        FailureClass.TAMPER,
+        FailureClass.RESOURCE_LIMIT,
+    )

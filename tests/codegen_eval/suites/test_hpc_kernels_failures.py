@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from codegen_eval.suites.hpc_kernels import hpc_kernels_task
-from codegen_eval.types import Candidate, FailureClass, Sample, Score
+from codegen_eval.types import FailureClass, Score
+
+from .hpck_helpers import failure_kind, score
 
 SERIAL_AXPY_WRONG = """
 void axpy(long n, double a, const double *x, double *y) {
@@ -126,20 +127,8 @@ void axpy_cuda(long n, double a, const double *d_x, double *d_y) {
 """
 
 
-def _sample(sample_id: str) -> Sample:
-    problem, variant = sample_id.split("/")
-    (s,) = hpc_kernels_task(problems=[problem], variants=[variant]).dataset
-    return s
-
-
 async def _score(sample_id: str, code: str, run_timeout_s: float = 60.0) -> Score:
-    task = hpc_kernels_task(run_timeout_s=run_timeout_s, reps=2)
-    sample = _sample(sample_id)
-    return await task.scorer.score(sample, Candidate(sample_id, 0, code))
-
-
-def _cls(score: Score) -> str:
-    return (score.failure_class or "").split(":")[0]
+    return await score(sample_id, code, run_timeout_s)
 
 
 async def test_wrong_answer() -> None:
@@ -168,7 +157,7 @@ async def test_segfault_is_runtime_crash() -> None:
 
 async def test_hang_is_timeout() -> None:
     sc = await _score("axpy/serial", HANG, run_timeout_s=4)
-    assert sc.status == "fail" and _cls(sc) == FailureClass.TIMEOUT
+    assert sc.status == "fail" and failure_kind(sc) == FailureClass.TIMEOUT
 
 
 async def test_printed_pass_and_planted_files_are_still_wrong_answer() -> None:
@@ -188,7 +177,7 @@ async def test_exit_before_the_verdict_is_not_a_pass() -> None:
 
 async def test_mpi_deadlock_is_timeout() -> None:
     sc = await _score("axpy/mpi", MPI_DEADLOCK, run_timeout_s=6)
-    assert sc.status == "fail" and _cls(sc) == FailureClass.TIMEOUT
+    assert sc.status == "fail" and failure_kind(sc) == FailureClass.TIMEOUT
     # np=1 sends to itself after receiving: it deadlocks already in the first configuration
     assert "np=1" in sc.explanation
 
@@ -208,7 +197,7 @@ async def test_mpi_bug_that_only_shows_with_several_ranks() -> None:
 
 async def test_cuda_compile_error_is_detected_without_gpu() -> None:
     sc = await _score("axpy/cuda", CUDA_COMPILE_ERROR)
-    assert sc.status == "fail" and _cls(sc) == FailureClass.COMPILE_ERROR
+    assert sc.status == "fail" and failure_kind(sc) == FailureClass.COMPILE_ERROR
 
 
 @pytest.mark.parametrize("code", [SERIAL_AXPY_WRONG])

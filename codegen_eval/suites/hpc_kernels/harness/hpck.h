@@ -110,7 +110,8 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]);
 void hpck_generate(uint64_t seed);
 /* Write `rank`'s share of the pristine inputs (and its params) into its buffers. */
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]);
-/* The reference result of the pristine inputs, into the problem's own memory (timed). */
+/* The reference result of the pristine inputs, into the problem's own memory (what the
+ * outputs are checked against; the baseline's time comes from serial.c run as a guest). */
 void hpck_reference(void);
 /* Compare the candidate's outputs (every rank's buffers) with the reference: 1 = pass,
  * 0 = wrong, -1 = the host's own failure (e.g. its reference did not converge).
