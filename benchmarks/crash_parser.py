@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from codegen_eval.kernelgym.crash import parse_console  # noqa: E402
+from codegen_eval.kernelgym.crash import parse_console
 
 CORPUS = Path("pkg/report/testdata/linux/report")
 
@@ -139,8 +139,15 @@ def evaluate(cases: list[Case], misses: int) -> tuple[dict[str, Row], dict[str, 
                 if misses:
                     print(f"FALSE POSITIVE {case.name}: {rep.title}")
             continue
-        ours = {rep.title, *getattr(rep, "alt_titles", [])} if rep else set()
-        same_bug = bool(ours & {case.title, *case.alts})
+        # Our title is one of syzkaller's titles for the bug, or syzkaller's title is one of
+        # ours (shared generic ALTs such as "bad-access in f" alone do not count).
+        same_bug = bool(
+            rep
+            and (
+                rep.title in {case.title, *case.alts}
+                or case.title in getattr(rep, "alt_titles", [])
+            )
+        )
         corrupted = bool(getattr(rep, "corrupted", False)) if rep else None
         for row in (by_kind[family(case.title)], by_arch[arch_of(case.log)]):
             row.logs += 1

@@ -1,8 +1,11 @@
 """Score one candidate patch for one bug: build (module or kernel), boot, reproduce, judge.
 
 Outcomes: apply_failed, build_failed, boot_error, reproduced (with the title seen), resolved
-(no crash in all K runs and a clean end of the boot). The unpatched build must reproduce the
-expected title first (`check_baseline`), otherwise scoring a fix would mean nothing.
+(no crash in all K runs and a clean end of the boot), baseline_not_reproduced (the candidate
+ran clean, but so did, or would have, the unpatched build: that proves nothing). Whether a
+crash is the expected bug follows syzkaller's notion of the same bug: its title or one of its
+ALT titles equals the expected title (or the expected title's kind-independent form, e.g.
+"bad-access in f"), and a corrupted report never matches.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from codegen_eval.kernelgym.builders import (
     build_reproducer,
     debian_kernel,
 )
-from codegen_eval.kernelgym.crash import titles_match
 from codegen_eval.kernelgym.kbench import (
     BugSetupError,
     KBenchInputs,
@@ -43,6 +45,7 @@ class Outcome(StrEnum):
     BOOT_ERROR = "boot_error"
     REPRODUCED = "reproduced"
     RESOLVED = "resolved"
+    BASELINE_NOT_REPRODUCED = "baseline_not_reproduced"
 
 
 @dataclass(slots=True)
@@ -90,7 +93,7 @@ def judge(run: RunResult, expected: str, runs: int) -> StepResult:
         return StepResult(
             Outcome.REPRODUCED,
             title=crash.title,
-            matches_expected=titles_match(crash.title, expected),
+            matches_expected=crash.same_bug(expected),
             **base,  # type: ignore[arg-type]
         )
     if not run.booted:
@@ -135,6 +138,7 @@ class Scorer:
         self.use_cache = use_cache  # False: really rebuild modules / patched kernels (benchmarks)
         self.kasan_fragment = CONFIG_DIR / f"{kasan_config}.config"
         self._tree: KernelTree | None = None
+        self._baselines: dict[str, StepResult] = {}  # bug id -> the unpatched build's result
 
     @property
     def tree(self) -> KernelTree:
@@ -207,6 +211,24 @@ class Scorer:
         raise BugSetupError(f"bug {bug.id}: unknown kind {kind!r} (module, tree or kbench)")
 
     async def score(self, bug: BugRecord, patch: str = "") -> StepResult:
+        """Score `patch` (empty: the unpatched baseline). A candidate that runs clean is
+        `resolved` only if the unpatched build reproduces the expected bug (checked once per
+        bug, on demand)."""
+        step = await self._score(bug, patch)
+        if not patch.strip():
+            self._baselines[bug.id] = step
+        elif step.outcome is Outcome.RESOLVED:
+            base = await self.check_baseline(bug)
+            if not (base.outcome is Outcome.REPRODUCED and base.matches_expected):
+                step.outcome = Outcome.BASELINE_NOT_REPRODUCED
+                seen = f", crash {base.title!r}" if base.title else ""
+                step.detail = (
+                    f"the unpatched build did not reproduce {bug.expected_title!r} "
+                    f"(baseline {base.outcome}{seen}): a clean run proves nothing"
+                )
+        return step
+
+    async def _score(self, bug: BugRecord, patch: str) -> StepResult:
         expected = bug.expected_title
         # Checked first so that a missing input is reported before a build of many minutes.
         repro_src = self.reproducer_source(bug)
@@ -231,5 +253,8 @@ class Scorer:
         return step
 
     async def check_baseline(self, bug: BugRecord) -> StepResult:
-        """The unpatched build must reproduce the expected title."""
-        return await self.score(bug, "")
+        """The unpatched build's result (cached per bug): it must reproduce the expected bug
+        for a candidate to count as resolved."""
+        if bug.id not in self._baselines:
+            self._baselines[bug.id] = await self._score(bug, "")
+        return self._baselines[bug.id]

@@ -95,7 +95,7 @@ async def test_malformed_patch_then_real_fix_resolves_the_bug(scripted, tmp_path
     assert result.tool_calls == 1
     first = _texts(server.requests[0])
     # the real baseline crash, parsed: title, RIP and stack
-    assert "BUG: kernel NULL pointer dereference in kgym_null_write" in first
+    assert "BUG: unable to handle kernel NULL pointer dereference in kgym_null_write" in first
     assert "RIP kgym_null_write" in first and "proc_reg_write" in first
     # the tool ran on the real source and its result reached the model
     tool_msgs = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]

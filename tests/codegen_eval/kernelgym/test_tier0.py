@@ -36,7 +36,7 @@ async def test_environment_api_records_every_step(tmp_path: Path) -> None:
     log = tmp_path / "steps.jsonl"
     env = KernelGym(runs=2, log_path=log)
     obs = await env.areset("t0-null-deref")
-    assert obs.title == "BUG: kernel NULL pointer dereference in kgym_null_write"
+    assert obs.title == "BUG: unable to handle kernel NULL pointer dereference in kgym_null_write"
     assert "kgym_null_write" in obs.crash_report
     assert obs.files == ["Makefile", "kgym_null.c"]
     body = obs.source.read_function("kgym_null_write")

@@ -1,0 +1,153 @@
+"""Find kernel crash reports in a console log and describe each the way syzkaller does.
+
+Titles, ALT titles and the corrupted flag follow syzkaller's report reader (checked against
+its public test corpus by benchmarks/crash_parser.py), so the titles of bundled bugs, of
+kBench records and of syzbot bugs compare directly. Our own tables: kinds.py / kinds_other.py
+/ table.py (markers, title templates, frame choice), stack.py (frames to skip, stall and hang
+buckets), reader.py (report extent, corruption), titles.py (run-specific parts, same-bug).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+
+from codegen_eval.kernelgym.crash.frames import Frame, parse_frames
+from codegen_eval.kernelgym.crash.reader import (
+    corruption,
+    describe,
+    family_of,
+    marker_lines,
+    read_extent,
+    sanitize_all,
+)
+from codegen_eval.kernelgym.crash.titles import (
+    generic_titles,
+    normalize_title,
+    same_bug,
+    titles_match,
+)
+
+__all__ = [
+    "CrashReport",
+    "Frame",
+    "first_crash",
+    "generic_titles",
+    "normalize_title",
+    "parse_console",
+    "parse_frames",
+    "same_bug",
+    "titles_match",
+]
+
+_RIP = re.compile(
+    r"(?:RIP: [0-9a-f]{4}:|pc : |PC is at )(?P<func>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+"
+)
+_HANGUP = "serialport: VM disconnected."
+
+# Coarse kinds for agents and logs, from the title's wording (first match wins).
+_KINDS = (
+    ("KASAN", "KASAN:"), ("KMSAN", "KMSAN"), ("KCSAN", "KCSAN"), ("KFENCE", "KFENCE"),
+    ("UBSAN", "UBSAN"), ("LEAK", "memory leak"), ("HUNG", "INFO: task"),
+    ("STALL", "INFO: rcu detected stall"), ("LOCKUP", "BUG: soft lockup"),
+    ("LOCKDEP", "possible deadlock"), ("LOCKDEP", "inconsistent lock state"),
+    ("LOCKDEP", "WARNING: locking bug"), ("LOCKDEP", "suspicious RCU usage"),
+    ("GPF", "general protection fault"), ("WARNING", "WARNING"), ("PANIC", "kernel panic"),
+)  # fmt: skip
+
+
+def kind_of(title: str) -> str:
+    for kind, needle in _KINDS:
+        if needle in title:
+            return kind
+    return "BUG"
+
+
+@dataclass(slots=True)
+class CrashReport:
+    title: str
+    kind: str  # KASAN, BUG, WARNING, GPF, PANIC, HUNG, LOCKUP, STALL, UBSAN, LOCKDEP, ...
+    frames: list[Frame] = field(default_factory=list)
+    report: str = ""  # the report's lines, timestamps removed
+    rip: str | None = None
+    start_line: int = 0
+    alt_titles: list[str] = field(default_factory=list)  # other titles of the same bug
+    corrupted: bool = False  # the console mangled the report: its title is unreliable
+    corrupted_reason: str = ""
+    guilty: str | None = None  # the function the title names
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    @property
+    def files(self) -> list[str]:
+        return list(dict.fromkeys(f.file for f in self.frames if f.file))
+
+    @property
+    def functions(self) -> list[str]:
+        return list(dict.fromkeys(f.func for f in self.frames))
+
+    def same_bug(self, expected: str) -> bool:
+        """Is this report the bug titled `expected` (never, when corrupted)?"""
+        return same_bug([self.title, *self.alt_titles], expected, corrupted=self.corrupted)
+
+
+def _report_at(
+    lines: list[str], start: int, markers: set[int], hangup: bool
+) -> tuple[CrashReport, int | None]:
+    family = family_of(lines, start)
+    assert family is not None
+    extent = read_extent(lines, start, markers)
+    text = "".join(f"{line}\n" for line in extent.lines[: extent.title_lines])
+    desc = describe(text, family)
+    title, alts = sanitize_all(desc)
+    why = desc.corrupted or corruption(
+        desc.title, "".join(f"{x}\n" for x in extent.lines), desc.shape
+    )
+    if hangup and not why:
+        why = "the console connection dropped"
+    body = extent.lines[: extent.title_lines]
+    rip = next((m["func"] for m in map(_RIP.search, body) if m), None)
+    report = CrashReport(
+        title=title,
+        kind=kind_of(title),
+        frames=parse_frames(body),
+        report="\n".join(body),
+        rip=rip.split(".")[0] if rip else None,
+        start_line=start,
+        alt_titles=alts,
+        corrupted=bool(why),
+        corrupted_reason=why,
+        guilty=desc.frames[0].name if desc.frames else None,
+    )
+    return report, extent.next_start
+
+
+def parse_console(console: str) -> list[CrashReport]:
+    """Every crash report in the console, in order. The panic that follows a report
+    (panic_on_warn, oops=panic, fatal exception) is part of that report, not a new crash."""
+    lines = console.replace("\r", "").split("\n")
+    hangup = _HANGUP in console
+    markers = marker_lines(lines)
+    marker_set = set(markers)
+    reports: list[CrashReport] = []
+    resume = 0
+    for i in markers:
+        if i < resume or family_of(lines, i) is None:
+            continue
+        report, next_start = _report_at(lines, i, marker_set, hangup)
+        reports.append(report)
+        if next_start is None:
+            break
+        resume = next_start
+    return reports
+
+
+def first_crash(console: str) -> CrashReport | None:
+    """The first report only (what syzkaller's Parse returns)."""
+    lines = console.replace("\r", "").split("\n")
+    markers = marker_lines(lines)
+    for i in markers:
+        if family_of(lines, i) is not None:
+            return _report_at(lines, i, set(markers), _HANGUP in console)[0]
+    return None

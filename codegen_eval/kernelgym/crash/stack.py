@@ -1,0 +1,309 @@
+"""Choosing the function a crash title names: which frames to skip, how to walk a report.
+
+A report names "where" a bug is by one function. The top frames of a trace are usually the
+machinery that noticed or printed the problem (sanitizers, WARN/BUG plumbing, printk), generic
+helpers every subsystem calls (allocators, string and list helpers, locking primitives) or
+entry code; the title takes the first frame that is none of these. Every pattern below is
+searched for anywhere in a function name (so `kasan` also skips `__kasan_check_read`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from codegen_eval.kernelgym.crash.patterns import (
+    ANY_TRACE_START,
+    FAULT_INJECTION_FRAME,
+    FRAME_LINES,
+)
+
+# Grouped by why the frames say nothing about the bug.
+_SKIP_GROUPS: dict[str, tuple[str, ...]] = {
+    "sanitizers and their checks": (
+        "__sanitizer", "__asan", "kasan", "hwasan", "__msan", "kmsan",
+        "kcsan_setup_watchpoint", "check_memory_region", "check_heap_object", "check_object",
+        "read_word_at_a_time", "(read|write)_once_.*nocheck", "__phys_addr", "__fortify_report",
+    ),
+    "reporting: traps, BUG/WARN, stack dumps, printing": (
+        "print_address_description", "panic", "invalid_op", "report_bug", "fixup_bug",
+        "print_report", "print_usage_bug", "do_error", "_trap$|do_trap", "show_stack",
+        "dump_stack", "walk_stack", "dump_backtrace", "warn_slowpath", "warn_alloc",
+        "warn_bogus", "__warn", "print_tainted", "^get_taint$", "stack_trace_consume_entry",
+        "arch_stack_walk", "stack_trace_save", "hex_dump_to_buffer", "print_hex_dump",
+        "program_check_exception", "program_check_common", "assertfail",
+        "string", "pointer", "snprintf", "scnprintf", "kasprintf", "kvasprintf", "printk",
+        "va_format", "dev_(info|notice|warn|err|alert|crit|emerg)",
+    ),
+    "memory and page-cache allocation": (
+        "alloc_page", "k?v?(?:m|z|c)alloc", "krealloc", "kmem_cache", "allocate_slab",
+        "__alloc_frozen_pages_noprof", "folio_(?:alloc|unlock)", "filemap_alloc_folio",
+        "__filemap_get_folio", "find_or_create_page", "do_read_cache_folio", "read_cache_page",
+        "pagecache_get_page", "grab_cache_page_write_begin", "slab_", "^kv?free$", "kfree_skb",
+        "xas_(?:start|load|find)", "find_lock_entries", "truncate_inode_pages_range",
+        "^(un)?lock_page", "mark_buffer_dirty",
+    ),
+    "debug objects, lockdep and locking primitives": (
+        "debug_object", "timer_is_static_object", "work_is_static_object", "print_unlock",
+        "imbalance_bug", "lockdep", "bh_enable", "bh_disable", "perf_trace", "lock_acquire",
+        "lock_release", "lock_class", "mark_lock", "(reacquire|mark)_held_locks", "raw_spin_rq",
+        "spin_lock", "spin_trylock", "spin_unlock", "read_lock", "read_trylock", "write_lock",
+        "write_trylock", "read_unlock", "write_unlock", "^down$", "down_read", "down_write",
+        "down_trylock", "up_read", "up_write", "^mutex_", "^__mutex_", "^rt_mutex_",
+        "owner_on_cpu", "osq_lock", "osq_unlock", "(trace|lockdep)_(hard|soft)irq",
+        "seqprop_assert", "lock_timer_base",
+    ),
+    "atomics, bit operations, reference counts": (
+        "atomic(64)?_(dec|inc|read|set|or|xor|and|add|sub|fetch|xchg|cmpxchg|try)",
+        "(set|clear|change|test)_bit", "^refcount_", "^kref_", "ref_tracker", "^iput$",
+        "^iput_final$", "^ihold$", "^put_device$", "fast_dput", "dput", "drop_nlink",
+        "ida_free",
+    ),
+    "string, memory and user-copy helpers": (
+        "memcpy", "memcmp", "memset", "memchr", "memmove", "memdup", "strcmp", "strncmp",
+        "strcpy", "strlcpy", "strncpy", "strscpy", "strlen", "strstr", "strnstr", "strnlen",
+        "strchr", "strdup", "strndup", "copy_to_user", "copy_from_user", "copy_to_iter",
+        "copy_from_iter", "copy_page_to_iter", "copy_page_from_iter", "copy_folio_to_iter",
+        "^copyin$", "^copyout$", "put_user", "get_user", "might_fault", "might_sleep",
+        "__might_resched", "extract_(user|iter)_to_sg", "^crc\\d+", "crc_itu_t",
+        "_indirect_thunk_",
+    ),
+    "lists and trees": (
+        "list_add", "list_del", "list_replace", "list_move", "list_splice", "^rb_", "^__rb_",
+        "^klist_", "rhashtable_lookup",
+    ),
+    "work, timers, waiting": (
+        "__wake_up", "del_timer", "flush_work", "__cancel_work_timer", "cancel_work_sync",
+        "try_to_grab_pending", "flush_workqueue", "drain_workqueue", "destroy_workqueue",
+        "queue_work", "insert_work", "__queue_delayed_work", "queue_delayed_work_on",
+        "finish_wait", "kthread_stop", "^complete$", "wait_for_completion",
+        "cleanup_srcu_struct", "__timer_delete_sync", "sk_stop_timer_sync", "__mod_timer",
+    ),
+    "device model and driver core teardown": (
+        "kobject_", "add_uevent_var", "get_device_parent", "device_add", "device_del",
+        "device_unregister", "device_destroy", "device_release", "devres_release_all",
+        "hwrng_unregister", "i2c_del_adapter", "__unregister_client", "device_for_each_child",
+        "rollback_registered", "unregister_netdev", "sysfs_remove", "device_remove_file",
+        "tty_unregister_device", "dummy_urb_enqueue", "usb_kill_urb", "usb_kill_anchored_urbs",
+        "usb_control_msg", "usb_hcd_submit_urb", "usb_submit_urb",
+    ),
+    "port I/O accessors": (
+        "readb$", "readw$", "readl$", "readq$", "writeb$", "writew$", "writel$", "writeq$",
+        "logic_in", "logic_out",
+    ),
+    "arm64 fault entry": (
+        "do_(kernel|translation)_fault", "do_mem_abort", "el1_abort", "el1h_64_sync(?:_handler)?",
+    ),
+}  # fmt: skip
+SKIP_ALWAYS: tuple[str, ...] = tuple(p for group in _SKIP_GROUPS.values() for p in group)
+
+# Syscall entry points are spelled per architecture and kernel version (__x64_sys_read,
+# __se_sys_read, SyS_read, ksys_read): the title uses the shortest spelling left after
+# removing one of these.
+SYSCALL_PREFIXES: tuple[str, ...] = (
+    "SYSC_", "SyS_", "sys_", "__x64_", "__ia32_", "__arm64_", "____sys_", "___sys_", "__sys_",
+    "__se_", "__se_sys_", "__do_sys_", "compat_SYSC_", "compat_SyS_", "ksys_",
+)  # fmt: skip
+
+
+def strip_syscall_prefix(func: str) -> str:
+    return min((func.removeprefix(p) for p in SYSCALL_PREFIXES), key=len, default=func)
+
+
+_skip_cache: dict[tuple[str, ...], re.Pattern[str]] = {}
+
+
+def skip_regex(extra: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for the frames to skip: the common list plus a kind's own."""
+    found = _skip_cache.get(extra)
+    if found is None:
+        found = _skip_cache[extra] = re.compile("|".join(SKIP_ALWAYS + extra))
+    return found
+
+
+# Stalls and lockups loop somewhere below a dispatcher; the frame just above the first of
+# these dispatchers (a syscall, a work item, a timer, a file or socket operation, ...) names
+# the looping code better than the random top frame the watchdog interrupted.
+_STALL_DISPATCHERS = re.compile(
+    "|".join(
+        (
+            # generic dispatch: work items, syscall entry, softirq/timers, kthreads
+            "process_one_work", "do_syscall_", "do_fast_syscall_", "sysenter_dispatch",
+            "tracesys_phase2", "el0_svc_handler", "invoke_syscall", "ret_fast_syscall",
+            "netif_receive_skb", "do_softirq", "call_timer_fn", "_run_timers",
+            "run_timer_softirq", "hrtimer_run", "run_ksoftirqd", "smpboot_thread_fn",
+            "^kthread$", "start_secondary", "cpu_startup_entry", "ret_from_fork",
+            # file operations
+            "vfs_write", "vfs_read", "vfs_iter_read", "vfs_iter_write", "do_iter_read",
+            "do_iter_write", "call_read_iter", "call_write_iter", "new_sync_read",
+            "new_sync_write", "vfs_ioctl", "ksys_ioctl", "compat_ioctl", "compat_sys_ioctl",
+            "blkdev_driver_ioctl", "blkdev_ioctl", "do_iter_readv_writev", "^call_mmap",
+            "mmap_region", "do_mmap", "do_dentry_open", "vfs_open",
+            # socket operations
+            "^sock_sendmsg", "^sock_recvmsg", "^sock_release", "^__sock_release",
+            "^setsockopt$", "kernel_setsockopt", "sock_common_setsockopt", "^listen$",
+            "kernel_listen", "sk_common_release", "^sock_mmap", "^accept$", "kernel_accept",
+            "^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
+            "^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)",
+            # page faults, return to user space, cross-CPU calls, tasklets
+            "__do_fault", "do_page_fault", "^page_fault$", "__fput", "task_work_run",
+            "exit_to_usermode", "smp_call_function", "tasklet_action", "tasklet_hi_action",
+        )
+    )
+)  # fmt: skip
+
+
+def stall_frame(frames: Sequence[str]) -> int | None:
+    """Index of the frame that names a stall, or None when no dispatcher is in the stack.
+    Cross-CPU calls all land in one bucket (the caller is named `smp_call_function`)."""
+    for i, frame in enumerate(frames):
+        if _STALL_DISPATCHERS.search(frame):
+            return i if "smp_call_function" in frame else max(i - 1, 0)
+    return None
+
+
+# Hung tasks block at a victim's wait, not at the culprit: waits on RCU grace periods and on
+# rtnl_lock are each one bucket, whatever called them.
+_HANG_BUCKETS = (
+    ("rtnl_lock", None),
+    ("synchronize_rcu", "synchronize_rcu"),
+    ("synchronize_srcu", "synchronize_rcu"),
+    ("synchronize_net", "synchronize_rcu"),
+    ("synchronize_sched", "synchronize_rcu"),
+)
+_HANG_WAITS = (
+    "sched", "_lock", "_slowlock", "down", "rwsem", "completion", "kthread", "wait",
+    "synchronize", "context_switch", "__switch_to", "cancel_delayed_work", "rcu_barrier",
+)  # fmt: skip
+
+
+def hang_frame(frames: Sequence[str]) -> tuple[int, str] | None:
+    for i, frame in enumerate(frames):
+        for needle, bucket in _HANG_BUCKETS:
+            if needle in frame:
+                return i, bucket or frame
+    for i, frame in enumerate(frames):
+        if not any(w in frame for w in _HANG_WAITS):
+            return i, frame
+    return None
+
+
+def _choose_stall(frames: Sequence[str]) -> tuple[int, str] | None:
+    i = stall_frame(frames)
+    if i is None:
+        return None
+    return i, "smp_call_function" if "smp_call_function" in frames[i] else frames[i]
+
+
+# A chooser gets the candidate frames (syscall prefixes removed) and returns the index and name
+# of the one to use, or None; without a chooser the first candidate is used.
+Chooser = Callable[[Sequence[str]], "tuple[int, str] | None"]
+CHOOSERS: dict[str, Chooser] = {"stall": _choose_stall, "hang": hang_frame}
+
+
+TRACE = None  # a walk step meaning "read a stack trace from here"
+
+
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """How a kind finds its frame(s): `steps` are matched in order against the report's lines;
+    a regex step consumes lines up to the first match (its groups are frames), a TRACE step
+    reads frame lines up to the next trace heading. Each TRACE after the first closes a group
+    of frames: one chosen frame per group goes into the title. `fallback` is tried when the
+    steps find nothing."""
+
+    steps: tuple[re.Pattern[str] | None, ...]
+    skip: tuple[str, ...] = ()
+    chooser: str | None = None
+    fallback: tuple[re.Pattern[str] | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    name: str  # syscall prefixes removed; "corrupted" when nothing fit
+    raw: str  # as printed
+
+
+def _frames_of(match: re.Match[str], skip: re.Pattern[str], into: list[str]) -> None:
+    for name in match.groups():
+        if name is not None and not skip.search(name):
+            into.append(name)
+
+
+def _choose(candidates: list[str], chooser: Chooser | None) -> Chosen | None:
+    if not candidates:
+        return None
+    stripped = [strip_syscall_prefix(c) for c in candidates]
+    if chooser is None:
+        return Chosen(stripped[0], candidates[0])
+    picked = chooser(stripped)
+    return Chosen(picked[1], candidates[picked[0]]) if picked and picked[1] else None
+
+
+def _walk_once(
+    lines: list[str], steps: tuple[re.Pattern[str] | None, ...], skip: re.Pattern[str],
+    chooser: Chooser | None,
+) -> tuple[list[Chosen], bool]:  # fmt: skip
+    chosen: list[Chosen] = []
+    ok = True
+    candidates: list[str] = []
+    traces = 0
+    pos = 0
+    step = 0
+
+    def close_group() -> None:
+        nonlocal ok, candidates
+        pick = _choose(candidates, chooser)
+        if pick is None:
+            pick, ok = Chosen("corrupted", "corrupted"), False
+        chosen.append(pick)
+        candidates = []
+
+    while True:
+        if step == len(steps) or (steps[step] is TRACE and traces > 0):
+            close_group()
+        if step == len(steps):
+            return chosen, ok
+        pattern = steps[step]
+        if pattern is TRACE:
+            traces += 1
+            nxt = steps[step + 1] if step + 1 < len(steps) else None
+            while pos < len(lines):
+                line = lines[pos]
+                pos += 1
+                if "should_fail" in line and FAULT_INJECTION_FRAME.search(line):
+                    ok = False
+                    break
+                if ANY_TRACE_START.search(line):
+                    break
+                if nxt is not None and (m := nxt.search(line)):
+                    _frames_of(m, skip, candidates)
+                    step += 1  # the next step matched on this very line
+                    break
+                for frame_re in FRAME_LINES:
+                    if m := frame_re.search(line):
+                        _frames_of(m, skip, candidates)
+                        break
+        else:
+            while pos < len(lines):
+                line = lines[pos]
+                pos += 1
+                if "should_fail" in line and FAULT_INJECTION_FRAME.search(line):
+                    ok = False
+                    break
+                if m := pattern.search(line):
+                    _frames_of(m, skip, candidates)
+                    break
+        step += 1
+
+
+def walk(walker: Walk, text: str) -> tuple[list[Chosen], bool]:
+    """The chosen frame of each group, and False when a group had none (corrupted report)."""
+    lines = text.split("\n")
+    skip = skip_regex(walker.skip)
+    chooser = CHOOSERS[walker.chooser] if walker.chooser else None
+    chosen, ok = _walk_once(lines, walker.steps, skip, chooser)
+    if ok or not walker.fallback:
+        return chosen, ok
+    return _walk_once(lines, walker.fallback, skip, chooser)
