@@ -107,8 +107,13 @@ SYSCALL_PREFIXES: tuple[str, ...] = (
 )  # fmt: skip
 
 
+_HAS_SYSCALL_PREFIX = re.compile("|".join(SYSCALL_PREFIXES))
+
+
 def strip_syscall_prefix(func: str) -> str:
-    return min((func.removeprefix(p) for p in SYSCALL_PREFIXES), key=len, default=func)
+    if not _HAS_SYSCALL_PREFIX.match(func):
+        return func
+    return min((func.removeprefix(p) for p in SYSCALL_PREFIXES), key=len)
 
 
 _skip_cache: dict[tuple[str, ...], re.Pattern[str]] = {}
@@ -234,10 +239,9 @@ def _frames_of(match: re.Match[str], skip: re.Pattern[str], into: list[str]) -> 
 def _choose(candidates: list[str], chooser: Chooser | None) -> Chosen | None:
     if not candidates:
         return None
-    stripped = [strip_syscall_prefix(c) for c in candidates]
     if chooser is None:
-        return Chosen(stripped[0], candidates[0])
-    picked = chooser(stripped)
+        return Chosen(strip_syscall_prefix(candidates[0]), candidates[0])
+    picked = chooser([strip_syscall_prefix(c) for c in candidates])
     return Chosen(picked[1], candidates[picked[0]]) if picked and picked[1] else None
 
 
