@@ -1,0 +1,99 @@
+"""Reproduce/resolve decisions: same-bug matching on real consoles, corrupted reports, and a
+candidate that runs clean while the unpatched build did not reproduce the bug."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from codegen_eval.kernelgym import bundled_bugs
+from codegen_eval.kernelgym.crash import parse_console
+from codegen_eval.kernelgym.records import BugRecord
+from codegen_eval.kernelgym.runner import RunResult
+from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, judge
+from sandboxes.qemu import VMResult, VMStatus
+
+CONSOLES = Path(__file__).parent / "consoles"
+
+
+def _run(console: str, *, finished: bool = False) -> RunResult:
+    vm = VMResult(VMStatus.STOPPED, console, 0, 1.0, False, "tcg")
+    return RunResult(
+        vm=vm,
+        crashes=parse_console(console),
+        booted=True,
+        completed_runs=2 if finished else 0,
+        finished=finished,
+    )
+
+
+def test_a_crash_matches_its_bug_through_alt_and_kind_independent_titles() -> None:
+    run = _run((CONSOLES / "t1-tree-groups-oob.txt").read_text())
+    as_printed = judge(run, "KASAN: slab-out-of-bounds Write in __x64_sys_setgroups", 2)
+    assert as_printed.outcome is Outcome.REPRODUCED and as_printed.matches_expected
+    # syzbot files a GPF and a KASAN report in the same function as one bug ("bad-access").
+    assert judge(run, "general protection fault in sys_setgroups", 2).matches_expected
+    assert not judge(run, "KASAN: slab-out-of-bounds Write in set_groups", 2).matches_expected
+
+
+def test_a_mangled_report_is_reproduced_but_never_the_expected_bug() -> None:
+    # A candidate that garbles the crash's stack (all frames unreliable) must not make the
+    # crash count as "the bug" under some other title, nor as resolved.
+    console = (CONSOLES / "t0-gpf.txt").read_text()
+    lines = console.splitlines()
+    mangled = "\n".join(
+        line.replace("] ", "] ? ", 1) if "+0x" in line and "RIP" not in line else line
+        for line in lines
+    ).replace("RIP: 0010:kgym_gpf_pop", "RIP: 0010:0x0 kgym_gpf_pop")
+    step = judge(_run(mangled), "general protection fault in kgym_gpf_pop", 2)
+    assert step.outcome is Outcome.REPRODUCED
+    assert step.title == "general protection fault in corrupted"
+    assert not step.matches_expected
+
+
+class _CannedScorer(Scorer):
+    """The build and the VM replaced by canned results: what is under test is the decision
+    taken from them."""
+
+    def __init__(self, baseline: StepResult, candidate: StepResult) -> None:
+        super().__init__()
+        self.canned = {"": baseline, "fix": candidate}
+        self.calls: list[str] = []
+
+    async def _score(self, bug: BugRecord, patch: str) -> StepResult:
+        self.calls.append(patch)
+        step = self.canned[patch]
+        return StepResult(step.outcome, step.title, bug.expected_title, step.matches_expected)
+
+
+BUG = bundled_bugs(tier=0)[0]
+CLEAN = StepResult(Outcome.RESOLVED)
+
+
+def test_clean_candidate_without_a_reproducing_baseline_is_not_resolved() -> None:
+    for baseline in (
+        StepResult(Outcome.RESOLVED),  # the unpatched kernel did not crash at all
+        StepResult(Outcome.REPRODUCED, "WARNING in elsewhere", matches_expected=False),
+        StepResult(Outcome.BOOT_ERROR),
+    ):
+        scorer = _CannedScorer(baseline, CLEAN)
+        step = asyncio.run(scorer.score(BUG, "fix"))
+        assert step.outcome is Outcome.BASELINE_NOT_REPRODUCED
+        assert BUG.expected_title in step.detail
+        assert scorer.calls == ["fix", ""]  # the baseline was run, on demand
+
+
+def test_clean_candidate_with_a_reproducing_baseline_is_resolved_and_baseline_cached() -> None:
+    baseline = StepResult(Outcome.REPRODUCED, BUG.expected_title, matches_expected=True)
+    scorer = _CannedScorer(baseline, CLEAN)
+    assert asyncio.run(scorer.check_baseline(BUG)).matches_expected
+    assert asyncio.run(scorer.score(BUG, "fix")).outcome is Outcome.RESOLVED
+    assert asyncio.run(scorer.score(BUG, "fix")).outcome is Outcome.RESOLVED
+    assert scorer.calls == ["", "fix", "fix"]
+
+
+def test_a_candidate_that_still_crashes_stays_reproduced() -> None:
+    crashing = StepResult(Outcome.REPRODUCED, BUG.expected_title, matches_expected=True)
+    scorer = _CannedScorer(StepResult(Outcome.RESOLVED), crashing)
+    assert asyncio.run(scorer.score(BUG, "fix")).outcome is Outcome.REPRODUCED
+    assert scorer.calls == ["fix"]
