@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from codegen_eval.kernelgym.crash.patterns import ANY_TRACE_START
+from codegen_eval.kernelgym.crash.patterns import is_trace_start
 
 _FRAME = re.compile(
     r"^\s*(?P<unreliable>\?\s+)?(?P<func>[A-Za-z_][\w.$]*)"
@@ -43,7 +43,7 @@ def parse_frames(lines: list[str]) -> list[Frame]:
             continue
         if not in_trace or s in _MARKS:
             continue
-        if frames and ANY_TRACE_START.search(line):
+        if frames and is_trace_start(line):
             break  # "Allocated by task", "Freed by task": stacks of other events
         if arm := _ARM32.match(line):
             frames.append(Frame(func=arm["func"]))

@@ -57,6 +57,13 @@ TRACE_STARTS = (
 )
 RISCV_TRACE_START = TRACE_STARTS[-1]
 ANY_TRACE_START = re.compile("|".join(f"(?:{p.pattern})" for p in TRACE_STARTS))
+# Every heading contains one of these: checking them first spares the regex on most lines.
+_HEADING_WORDS = ("race", "llocated", "Freed", "Uninit", "badaddr")
+
+
+def is_trace_start(line: str) -> bool:
+    return any(w in line for w in _HEADING_WORDS) and ANY_TRACE_START.search(line) is not None
+
 
 # A fault-injection stack mixed into a report makes its frames untrustworthy.
 FAULT_INJECTION_FRAME = rx(r"^( \[<?(?:0x)?[0-9a-f]+>?\])? should_fail(slab)?(\.[a-z0-9.]+)?\+0x")

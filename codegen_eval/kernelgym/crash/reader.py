@@ -19,10 +19,10 @@ from itertools import accumulate
 
 from codegen_eval.kernelgym.crash.kinds import Family, Shape
 from codegen_eval.kernelgym.crash.patterns import (
-    ANY_TRACE_START,
     FRAME_LINES,
     RISCV_TRACE_START,
     TRACE_STARTS,
+    is_trace_start,
 )
 from codegen_eval.kernelgym.crash.stack import SYSCALL_PREFIXES, Chosen, walk
 from codegen_eval.kernelgym.crash.table import CONTINUES_REPORT, FAMILIES, FOREIGN_STACKS
@@ -228,9 +228,9 @@ def corruption(title: str, text: str, shape: Shape | None) -> str:
             return "the call trace is cut off"
         empty = True
         for line in after[1:16]:
-            if ANY_TRACE_START.search(line):
+            if is_trace_start(line):
                 break
-            if "(stack is not available)" in line or any(f.search(line) for f in FRAME_LINES):
+            if "(stack is not available)" in line or any(f.match(line) for f in FRAME_LINES):
                 has_frames, empty = True, False
                 break
         if empty and heading is not RISCV_TRACE_START:

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from codegen_eval.kernelgym.crash.patterns import (
-    ANY_TRACE_START,
     FAULT_INJECTION_FRAME,
     FRAME_LINES,
+    is_trace_start,
 )
 
 # Grouped by why the frames say nothing about the bug.
@@ -230,9 +230,59 @@ class Chosen:
     raw: str  # as printed
 
 
-def _frames_of(match: re.Match[str], skip: re.Pattern[str], into: list[str]) -> None:
+_RUST_HASH = re.compile(r"h[0-9a-f]{16}")
+
+
+def demangle(name: str) -> str:
+    """The source name of an Itanium-mangled C++ (or legacy Rust) symbol, without parameter
+    types: _Z8fakeNameiii -> fakeName, _ZN3foo3barEv -> foo::bar. Other names unchanged."""
+    if not name.startswith("_Z"):
+        return name
+    pos, nested = 2, name.startswith("_ZN")
+    if nested:
+        pos = 3
+    parts: list[str] = []
+    while pos < len(name) and name[pos].isdigit():
+        digits = re.match(r"\d+", name[pos:])
+        assert digits is not None
+        size = int(digits.group())
+        pos += len(digits.group())
+        parts.append(name[pos : pos + size])
+        pos += size
+        if not nested:
+            break
+    if not parts or len(parts[-1]) == 0:
+        return name
+    if len(parts) > 1 and _RUST_HASH.fullmatch(parts[-1]):
+        parts.pop()  # legacy Rust symbols end in a hash component
+    return "::".join(parts)
+
+
+_skipped_memo: dict[tuple[re.Pattern[str], str], bool] = {}
+
+
+def _skipped(skip: re.Pattern[str], name: str) -> bool:
+    # The skip regex is a long alternation tried at every position of the name; function
+    # names recur across reports, so the answers are kept (bounded).
+    key = (skip, name)
+    found = _skipped_memo.get(key)
+    if found is None:
+        if len(_skipped_memo) > 50_000:
+            _skipped_memo.clear()
+        found = _skipped_memo[key] = skip.search(name) is not None
+    return found
+
+
+def _frames_of(
+    match: re.Match[str], skip: re.Pattern[str], into: list[str], first_only: bool
+) -> None:
     for name in match.groups():
-        if name is not None and not skip.search(name):
+        if name is None:
+            continue
+        if first_only and into:
+            return  # only the first candidate will be used: the rest need no skip check
+        name = demangle(name)
+        if not _skipped(skip, name):
             into.append(name)
 
 
@@ -279,15 +329,15 @@ def _walk_once(
                 if "should_fail" in line and FAULT_INJECTION_FRAME.search(line):
                     ok = False
                     break
-                if ANY_TRACE_START.search(line):
+                if is_trace_start(line):
                     break
                 if nxt is not None and (m := nxt.search(line)):
-                    _frames_of(m, skip, candidates)
+                    _frames_of(m, skip, candidates, chooser is None)
                     step += 1  # the next step matched on this very line
                     break
-                for frame_re in FRAME_LINES:
-                    if m := frame_re.search(line):
-                        _frames_of(m, skip, candidates)
+                for frame_re in FRAME_LINES:  # anchored at the line start
+                    if m := frame_re.match(line):
+                        _frames_of(m, skip, candidates, chooser is None)
                         break
         else:
             while pos < len(lines):
@@ -297,7 +347,7 @@ def _walk_once(
                     ok = False
                     break
                 if m := pattern.search(line):
-                    _frames_of(m, skip, candidates)
+                    _frames_of(m, skip, candidates, chooser is None)
                     break
         step += 1
 
