@@ -22,80 +22,68 @@ from codegen_eval.kernelgym.crash.patterns import (
 # Grouped by why the frames say nothing about the bug.
 _SKIP_GROUPS: dict[str, tuple[str, ...]] = {
     "sanitizers and their checks": (
-        "__sanitizer", "__asan", "kasan", "hwasan", "__msan", "kmsan",
-        "kcsan_setup_watchpoint", "check_memory_region", "check_heap_object", "check_object",
-        "read_word_at_a_time", "(read|write)_once_.*nocheck", "__phys_addr", "__fortify_report",
+        r"__(?:sanitizer|asan|msan)|k[am]san|hwasan|kcsan_setup_watchpoint",
+        r"check_(?:memory_region|heap_object|object)|read_word_at_a_time",
+        r"(?:read|write)_once_.*nocheck|__phys_addr|__fortify_report",
     ),
     "reporting: traps, BUG/WARN, stack dumps, printing": (
-        "print_address_description", "panic", "invalid_op", "report_bug", "fixup_bug",
-        "print_report", "print_usage_bug", "do_error", "_trap$|do_trap", "show_stack",
-        "dump_stack", "walk_stack", "dump_backtrace", "warn_slowpath", "warn_alloc",
-        "warn_bogus", "__warn", "print_tainted", "^get_taint$", "stack_trace_consume_entry",
-        "arch_stack_walk", "stack_trace_save", "hex_dump_to_buffer", "print_hex_dump",
-        "program_check_exception", "program_check_common", "assertfail",
-        "string", "pointer", "snprintf", "scnprintf", "kasprintf", "kvasprintf", "printk",
-        "va_format", "dev_(info|notice|warn|err|alert|crit|emerg)",
+        r"panic|invalid_op|(?:report|fixup)_bug|do_error|_trap$|do_trap|assertfail",
+        r"print_(?:address_description|report|usage_bug|tainted|unlock|hex_dump)",
+        r"(?:show|walk)_stack|dump_(?:stack|backtrace)|warn_(?:slowpath|alloc|bogus)|__warn",
+        r"^get_taint$|stack_trace_(?:consume_entry|save)|arch_stack_walk|hex_dump_to_buffer",
+        r"program_check_(?:exception|common)",
+        r"string|pointer|s(?:c?n)printf|kv?asprintf|printk|va_format",
+        r"dev_(?:info|notice|warn|err|alert|crit|emerg)",
     ),
     "memory and page-cache allocation": (
-        "alloc_page", "k?v?(?:m|z|c)alloc", "krealloc", "kmem_cache", "allocate_slab",
-        "__alloc_frozen_pages_noprof", "folio_(?:alloc|unlock)", "filemap_alloc_folio",
-        "__filemap_get_folio", "find_or_create_page", "do_read_cache_folio", "read_cache_page",
-        "pagecache_get_page", "grab_cache_page_write_begin", "slab_", "^kv?free$", "kfree_skb",
-        "xas_(?:start|load|find)", "find_lock_entries", "truncate_inode_pages_range",
-        "^(un)?lock_page", "mark_buffer_dirty",
+        r"alloc_page|k?v?[mzc]alloc|krealloc|kmem_cache|allocate_slab|slab_",
+        r"__alloc_frozen_pages_noprof|folio_(?:alloc|unlock)|filemap_alloc_folio",
+        r"__filemap_get_folio|find_or_create_page|do_read_cache_folio|read_cache_page",
+        r"pagecache_get_page|grab_cache_page_write_begin|find_lock_entries",
+        r"^kv?free$|kfree_skb|xas_(?:start|load|find)|truncate_inode_pages_range",
+        r"^(?:un)?lock_page|mark_buffer_dirty",
     ),
     "debug objects, lockdep and locking primitives": (
-        "debug_object", "timer_is_static_object", "work_is_static_object", "print_unlock",
-        "imbalance_bug", "lockdep", "bh_enable", "bh_disable", "perf_trace", "lock_acquire",
-        "lock_release", "lock_class", "mark_lock", "(reacquire|mark)_held_locks", "raw_spin_rq",
-        "spin_lock", "spin_trylock", "spin_unlock", "read_lock", "read_trylock", "write_lock",
-        "write_trylock", "read_unlock", "write_unlock", "^down$", "down_read", "down_write",
-        "down_trylock", "up_read", "up_write", "^mutex_", "^__mutex_", "^rt_mutex_",
-        "owner_on_cpu", "osq_lock", "osq_unlock", "(trace|lockdep)_(hard|soft)irq",
-        "seqprop_assert", "lock_timer_base",
+        r"debug_object|(?:timer|work)_is_static_object|imbalance_bug|lockdep|perf_trace",
+        r"bh_(?:en|dis)able|lock_(?:acquire|release|class|timer_base)|mark_lock",
+        r"(?:reacquire|mark)_held_locks|raw_spin_rq|spin_(?:try|un)?lock",
+        r"(?:read|write)_(?:try|un)?lock|^down$|down_(?:read|write|trylock)|up_(?:read|write)",
+        r"^(?:__|rt_)?mutex_|owner_on_cpu|osq_(?:un)?lock|(?:trace|lockdep)_(?:hard|soft)irq",
+        r"seqprop_assert",
     ),
     "atomics, bit operations, reference counts": (
-        "atomic(64)?_(dec|inc|read|set|or|xor|and|add|sub|fetch|xchg|cmpxchg|try)",
-        "(set|clear|change|test)_bit", "^refcount_", "^kref_", "ref_tracker", "^iput$",
-        "^iput_final$", "^ihold$", "^put_device$", "fast_dput", "dput", "drop_nlink",
-        "ida_free",
+        r"atomic(?:64)?_(?:dec|inc|read|set|or|xor|and|add|sub|fetch|xchg|cmpxchg|try)",
+        r"(?:set|clear|change|test)_bit|^(?:refcount|kref)_|ref_tracker",
+        r"^iput(?:_final)?$|^ihold$|^put_device$|dput|drop_nlink|ida_free",
     ),
     "string, memory and user-copy helpers": (
-        "memcpy", "memcmp", "memset", "memchr", "memmove", "memdup", "strcmp", "strncmp",
-        "strcpy", "strlcpy", "strncpy", "strscpy", "strlen", "strstr", "strnstr", "strnlen",
-        "strchr", "strdup", "strndup", "copy_to_user", "copy_from_user", "copy_to_iter",
-        "copy_from_iter", "copy_page_to_iter", "copy_page_from_iter", "copy_folio_to_iter",
-        "^copyin$", "^copyout$", "put_user", "get_user", "might_fault", "might_sleep",
-        "__might_resched", "extract_(user|iter)_to_sg", "^crc\\d+", "crc_itu_t",
-        "_indirect_thunk_",
+        r"mem(?:cpy|cmp|set|chr|move|dup)|str(?:n?cmp|[lns]?cpy|n?len|n?str|chr|n?dup)",
+        r"copy_(?:to|from)_(?:user|iter)|copy_(?:page|folio)_to_iter|copy_page_from_iter",
+        r"^copy(?:in|out)$|(?:put|get)_user|might_(?:fault|sleep)|__might_resched",
+        r"extract_(?:user|iter)_to_sg|^crc\d+|crc_itu_t|_indirect_thunk_",
     ),
     "lists and trees": (
-        "list_add", "list_del", "list_replace", "list_move", "list_splice", "^rb_", "^__rb_",
-        "^klist_", "rhashtable_lookup",
+        r"list_(?:add|del|replace|move|splice)|^(?:__)?rb_|^klist_|rhashtable_lookup",
     ),
     "work, timers, waiting": (
-        "__wake_up", "del_timer", "flush_work", "__cancel_work_timer", "cancel_work_sync",
-        "try_to_grab_pending", "flush_workqueue", "drain_workqueue", "destroy_workqueue",
-        "queue_work", "insert_work", "__queue_delayed_work", "queue_delayed_work_on",
-        "finish_wait", "kthread_stop", "^complete$", "wait_for_completion",
-        "cleanup_srcu_struct", "__timer_delete_sync", "sk_stop_timer_sync", "__mod_timer",
+        r"__wake_up|del_timer|flush_work|__cancel_work_timer|cancel_work_sync",
+        r"try_to_grab_pending|(?:drain|destroy)_workqueue|queue_work|insert_work",
+        r"__queue_delayed_work|queue_delayed_work_on|finish_wait|kthread_stop|^complete$",
+        r"wait_for_completion|cleanup_srcu_struct|__timer_delete_sync|sk_stop_timer_sync",
+        r"__mod_timer",
     ),
     "device model and driver core teardown": (
-        "kobject_", "add_uevent_var", "get_device_parent", "device_add", "device_del",
-        "device_unregister", "device_destroy", "device_release", "devres_release_all",
-        "hwrng_unregister", "i2c_del_adapter", "__unregister_client", "device_for_each_child",
-        "rollback_registered", "unregister_netdev", "sysfs_remove", "device_remove_file",
-        "tty_unregister_device", "dummy_urb_enqueue", "usb_kill_urb", "usb_kill_anchored_urbs",
-        "usb_control_msg", "usb_hcd_submit_urb", "usb_submit_urb",
+        r"kobject_|add_uevent_var|get_device_parent|devres_release_all",
+        r"device_(?:add|del|unregister|destroy|release|for_each_child|remove_file)",
+        r"hwrng_unregister|i2c_del_adapter|__unregister_client|rollback_registered",
+        r"unregister_netdev|sysfs_remove|tty_unregister_device|dummy_urb_enqueue",
+        r"usb_kill_(?:urb|anchored_urbs)|usb_control_msg|usb_(?:hcd_)?submit_urb",
     ),
-    "port I/O accessors": (
-        "readb$", "readw$", "readl$", "readq$", "writeb$", "writew$", "writel$", "writeq$",
-        "logic_in", "logic_out",
-    ),
+    "port I/O accessors": (r"(?:read|write)[bwlq]$|logic_(?:in|out)",),
     "arm64 fault entry": (
-        "do_(kernel|translation)_fault", "do_mem_abort", "el1_abort", "el1h_64_sync(?:_handler)?",
+        r"do_(?:kernel|translation)_fault|do_mem_abort|el1_abort|el1h_64_sync(?:_handler)?",
     ),
-}  # fmt: skip
+}
 SKIP_ALWAYS: tuple[str, ...] = tuple(p for group in _SKIP_GROUPS.values() for p in group)
 
 # Syscall entry points are spelled per architecture and kernel version (__x64_sys_read,
@@ -133,30 +121,27 @@ def skip_regex(extra: tuple[str, ...]) -> re.Pattern[str]:
 _STALL_DISPATCHERS = re.compile(
     "|".join(
         (
-            # generic dispatch: work items, syscall entry, softirq/timers, kthreads
-            "process_one_work", "do_syscall_", "do_fast_syscall_", "sysenter_dispatch",
-            "tracesys_phase2", "el0_svc_handler", "invoke_syscall", "ret_fast_syscall",
-            "netif_receive_skb", "do_softirq", "call_timer_fn", "_run_timers",
-            "run_timer_softirq", "hrtimer_run", "run_ksoftirqd", "smpboot_thread_fn",
-            "^kthread$", "start_secondary", "cpu_startup_entry", "ret_from_fork",
-            # file operations
-            "vfs_write", "vfs_read", "vfs_iter_read", "vfs_iter_write", "do_iter_read",
-            "do_iter_write", "call_read_iter", "call_write_iter", "new_sync_read",
-            "new_sync_write", "vfs_ioctl", "ksys_ioctl", "compat_ioctl", "compat_sys_ioctl",
-            "blkdev_driver_ioctl", "blkdev_ioctl", "do_iter_readv_writev", "^call_mmap",
-            "mmap_region", "do_mmap", "do_dentry_open", "vfs_open",
+            # work items, syscall entry (per architecture), softirqs, timers, kthreads, boot
+            r"process_one_work|do_(?:fast_)?syscall_|sysenter_dispatch|tracesys_phase2",
+            r"el0_svc_handler|invoke_syscall|ret_fast_syscall|netif_receive_skb|do_softirq",
+            r"call_timer_fn|_run_timers|run_timer_softirq|hrtimer_run|run_ksoftirqd",
+            r"smpboot_thread_fn|^kthread$|start_secondary|cpu_startup_entry|ret_from_fork",
+            # file operations: read/write/ioctl/mmap/open are too generic, their callee is not
+            r"vfs_(?:write|read|iter_read|iter_write|ioctl|open)|do_iter_(?:read|write)",
+            r"call_(?:read|write)_iter|new_sync_(?:read|write)|ksys_ioctl|compat_ioctl",
+            r"compat_sys_ioctl|blkdev_(?:driver_)?ioctl|do_iter_readv_writev|^call_mmap",
+            r"mmap_region|do_mmap|do_dentry_open",
             # socket operations
-            "^sock_sendmsg", "^sock_recvmsg", "^sock_release", "^__sock_release",
-            "^setsockopt$", "kernel_setsockopt", "sock_common_setsockopt", "^listen$",
-            "kernel_listen", "sk_common_release", "^sock_mmap", "^accept$", "kernel_accept",
-            "^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
-            "^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)",
+            r"^sock_(?:sendmsg|recvmsg|release|mmap|do_ioctl|ioctl)|^__sock_release",
+            r"^setsockopt$|kernel_setsockopt|sock_common_setsockopt|^listen$|kernel_listen",
+            r"sk_common_release|^accept$|kernel_accept|^compat_sock_ioctl",
+            r"^(?:nfnetlink|rtnetlink)_rcv_msg|^netlink_dump|^(?:sys_)?(?:socketpair|connect|ioctl)",
             # page faults, return to user space, cross-CPU calls, tasklets
-            "__do_fault", "do_page_fault", "^page_fault$", "__fput", "task_work_run",
-            "exit_to_usermode", "smp_call_function", "tasklet_action", "tasklet_hi_action",
+            r"__do_fault|do_page_fault|^page_fault$|__fput|task_work_run|exit_to_usermode",
+            r"smp_call_function|tasklet_(?:hi_)?action",
         )
     )
-)  # fmt: skip
+)
 
 
 def stall_frame(frames: Sequence[str]) -> int | None:
