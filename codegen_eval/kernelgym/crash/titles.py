@@ -63,8 +63,9 @@ _GENERIC = (
     (re.compile(r"^KFENCE: invalid free in (\S+)$"), "invalid-free in {}"),
     (
         re.compile(
-            r"^(?:KASAN: [\w-]+ (?:Read|Write)|KFENCE: [\w -]+|KMSAN: [\w-]+|general protection "
-            r"fault|BUG: unable to handle kernel [\w ]+|Internal error|Unhandled fault"
+            r"^(?:KASAN: [\w-]+ (?:Read|Write)|KFENCE: (?:use-after-free|out-of-bounds|invalid) "
+            r"(?:read|write)|KMSAN: (?!kernel-usb-infoleak)[\w-]+|general protection fault"
+            r"|BUG: unable to handle kernel [\w ]+|Internal error|Unhandled fault"
             r"|BUG: corrupted list|UBSAN: array-index-out-of-bounds) in (\S+)$"
         ),
         "bad-access in {}",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codegen_eval.kernelgym.crash.corpus import CORPUS, Row, evaluate, load_corpus
+from codegen_eval.kernelgym.crash.titles import generic_titles
 
 ROOT = os.environ.get("SYZKALLER_ROOT")
 pytestmark = pytest.mark.skipif(
@@ -31,3 +32,11 @@ def test_agreement_with_syzkaller_titles() -> None:
         total.logs += row.logs
         total.corrupted += row.corrupted
     assert total.corrupted >= 0.90 * total.logs, result.misses
+
+
+def test_kind_independent_titles_are_syzkallers_alts() -> None:
+    # same_bug() derives "bad-access in f", "stall in f", ... from an expected title alone:
+    # they must be ALT titles syzkaller gives such a report.
+    for case in load_corpus(Path(ROOT or ".")):
+        if case.title:
+            assert set(generic_titles(case.title)) <= set(case.alts), case.name
