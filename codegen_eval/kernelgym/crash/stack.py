@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from codegen_eval.kernelgym.crash.demangle import demangle
 from codegen_eval.kernelgym.crash.patterns import (
     FAULT_INJECTION_FRAME,
     FRAME_LINES,
@@ -213,34 +214,6 @@ class Walk:
 class Chosen:
     name: str  # syscall prefixes removed; "corrupted" when nothing fit
     raw: str  # as printed
-
-
-_RUST_HASH = re.compile(r"h[0-9a-f]{16}")
-
-
-def demangle(name: str) -> str:
-    """The source name of an Itanium-mangled C++ (or legacy Rust) symbol, without parameter
-    types: _Z8fakeNameiii -> fakeName, _ZN3foo3barEv -> foo::bar. Other names unchanged."""
-    if not name.startswith("_Z"):
-        return name
-    pos, nested = 2, name.startswith("_ZN")
-    if nested:
-        pos = 3
-    parts: list[str] = []
-    while pos < len(name) and name[pos].isdigit():
-        digits = re.match(r"\d+", name[pos:])
-        assert digits is not None
-        size = int(digits.group())
-        pos += len(digits.group())
-        parts.append(name[pos : pos + size])
-        pos += size
-        if not nested:
-            break
-    if not parts or len(parts[-1]) == 0:
-        return name
-    if len(parts) > 1 and _RUST_HASH.fullmatch(parts[-1]):
-        parts.pop()  # legacy Rust symbols end in a hash component
-    return "::".join(parts)
 
 
 _skipped_memo: dict[tuple[re.Pattern[str], str], bool] = {}

@@ -413,3 +413,31 @@ def test_same_bug_uses_alt_titles_and_kind_independent_titles() -> None:
     assert not same_bug(gpf, "general protection fault in spindle_get", corrupted=True)
     # A hang is not a stall, however the function is named.
     assert not same_bug(["INFO: task hung in f", "hang in f"], "INFO: rcu detected stall in f")
+
+
+# mangled names ------------------------------------------------------------------------------
+
+
+def test_rust_and_cpp_frames_are_demangled() -> None:
+    from codegen_eval.kernelgym.crash.demangle import demangle
+
+    assert demangle("_RNvNtCs123_7mycrate6module8function") == "mycrate::module::function"
+    assert demangle("_RNvMNtCs1_5crate3modNtB2_4Type4func") == "<crate::mod::Type>::func"
+    assert demangle("_Z6knob_xii") == "knob_x"
+    assert demangle("_Rnot_v0") == "_Rnot_v0"  # unreadable: kept
+    text = console(
+        "rust_kernel: panicked at drivers/gear/lib.rs:10:5:",
+        "attempt to add with overflow",
+        "------------[ cut here ]------------",
+        "kernel BUG at rust/helpers/bug.c:7!",
+        "Oops: invalid opcode: 0000 [#1] PREEMPT SMP",
+        "RIP: 0010:rust_helper_BUG+0x8/0x10",
+        "Call Trace:",
+        " <TASK>",
+        " _RNvCs1_7___rustc17rust_begin_unwind+0x15b/0x160",
+        " _RNvNtCs2_4core9panicking9panic_fmt+0x84/0x90",
+        " _RNvMNtCs1_5crate3modNtB2_4Type4func+0x10/0x20",
+        " </TASK>",
+        task="T298",
+    )
+    assert crash(text).title == "attempt to add with overflow in <crate::mod::Type>::func"
