@@ -4,7 +4,8 @@ Titles, ALT titles and the corrupted flag follow syzkaller's report reader (chec
 its public test corpus by benchmarks/crash_parser.py), so the titles of bundled bugs, of
 kBench records and of syzbot bugs compare directly. Our own tables: kinds.py / kinds_other.py
 / table.py (markers, title templates, frame choice), stack.py (frames to skip, stall and hang
-buckets), reader.py (report extent, corruption), titles.py (run-specific parts, same-bug).
+buckets), reader.py (report extent, corruption), titles.py (run-specific parts, same-bug),
+demangle.py (C++ and Rust symbol names), corpus.py (syzkaller's corpus format, agreement).
 """
 
 from __future__ import annotations
