@@ -30,6 +30,7 @@ from codegen_eval.kernelgym.crash.titles import (
 )
 
 __all__ = [
+    "MAX_REPORTS",
     "CrashReport",
     "Frame",
     "first_crash",
@@ -45,6 +46,16 @@ _RIP = re.compile(
     r"(?:RIP: [0-9a-f]{4}:|pc : |PC is at )(?P<func>[A-Za-z_][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+"
 )
 _HANGUP = "serialport: VM disconnected."
+# Bounds against a hostile guest's console (a 4 MiB console can be one line, or 100,000
+# look-alike headers): the kernel never prints a line over 1 KiB, and the gym needs the first
+# report, rarely more than a few.
+MAX_LINE = 2048
+MAX_REPORTS = 20
+
+
+def _lines(console: str) -> list[str]:
+    return [line[:MAX_LINE] for line in console.replace("\r", "").split("\n")]
+
 
 # Coarse kinds for agents and logs, from the title's wording (first match wins).
 _KINDS = (
@@ -127,7 +138,7 @@ def _report_at(
 def parse_console(console: str) -> list[CrashReport]:
     """Every crash report in the console, in order. The panic that follows a report
     (panic_on_warn, oops=panic, fatal exception) is part of that report, not a new crash."""
-    lines = console.replace("\r", "").split("\n")
+    lines = _lines(console)
     hangup = _HANGUP in console
     markers = marker_lines(lines)
     marker_set = set(markers)
@@ -138,7 +149,7 @@ def parse_console(console: str) -> list[CrashReport]:
             continue
         report, next_start = _report_at(lines, i, marker_set, hangup)
         reports.append(report)
-        if next_start is None:
+        if next_start is None or len(reports) == MAX_REPORTS:
             break
         resume = next_start
     return reports
@@ -146,7 +157,7 @@ def parse_console(console: str) -> list[CrashReport]:
 
 def first_crash(console: str) -> CrashReport | None:
     """The first report only (what syzkaller's Parse returns)."""
-    lines = console.replace("\r", "").split("\n")
+    lines = _lines(console)
     markers = marker_lines(lines)
     for i in markers:
         if family_of(lines, i) is not None:

@@ -14,7 +14,7 @@ def demangle(name: str) -> str:
     if name.startswith("_R"):
         try:
             return _RustV0(name[2:]).symbol()
-        except (IndexError, ValueError):
+        except (IndexError, ValueError, RecursionError):
             return name
     if name.startswith("_Z"):
         return _itanium(name)
@@ -97,7 +97,10 @@ class _RustV0:
         return ident
 
     def _backref(self, read: str) -> str:
+        here = self.pos - 1  # the "B"
         target = self._base62()
+        if target >= here:  # only earlier parts can be referred to: no loops
+            raise ValueError("back-reference does not point backwards")
         saved, self.pos = self.pos, target
         out = self.path() if read == "path" else self.type()
         self.pos = saved

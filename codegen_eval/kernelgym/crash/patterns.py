@@ -3,6 +3,9 @@
 Kind tables write `<FN>` for "a function name followed by its offset or clone suffix" (the
 name is captured), `<PC>` for a bracketed code address, `<SRC>` for a captured `file.c:123`,
 `<HEX>` for a hexadecimal number and `<TASK>` for a short, lazily matched task description.
+A run of lines between two parts of a report, `(?:.*\n)+?`, is bounded to 60 lines: the
+console comes from a guest running untrusted code, and an unbounded run retried from each of
+thousands of look-alike headlines would make the search quadratic.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ def rx(pattern: str) -> re.Pattern[str]:
     """Compile `pattern` with the shorthands above expanded."""
     for token, expansion in _TOKENS.items():
         pattern = pattern.replace(token, expansion)
-    return re.compile(pattern)
+    return re.compile(pattern.replace(r"(?:.*\n)+?", r"(?:.*\n){1,60}?"))
 
 
 # A line that is one frame of a stack trace. x86/arm64/powerpc print "func+0x1/0x2" (an

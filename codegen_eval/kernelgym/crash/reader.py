@@ -100,6 +100,10 @@ class Extent:
     next_start: int | None  # line index where the next report starts
 
 
+# Real reports stay under ~1,200 lines (the longest in syzkaller's corpus: NMI backtraces).
+MAX_REPORT_LINES = 2000
+
+
 def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
     origin = split_line(lines[start]).origin
     tagged = origin not in (UNTAGGED, PLAIN)
@@ -110,7 +114,7 @@ def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
     next_start: int | None = None
     counted = 0
     cut = all_cpus = False
-    for i in range(start, len(lines)):
+    for i in range(start, min(len(lines), start + MAX_REPORT_LINES)):
         raw = lines[i]
         first = i == start
         if not first and next_start is None:
@@ -120,6 +124,8 @@ def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
             ):
                 next_start = i
         if cut and not first:
+            if next_start is not None:
+                break
             continue  # nothing after the panic_on_warn cut is kept; only next_start matters
         line = split_line(raw)
         if not first and (
@@ -154,6 +160,22 @@ def _fill(template: str, args: list[str]) -> str:
     return _PLACEHOLDER.sub(arg, template)
 
 
+# A detail line follows its headline closely (KASAN's "Read of size" comes within a few lines,
+# lockdep's "at:" within a few dozen): looking further would only let a flood of headlines
+# make every search scan the whole report.
+_DETAIL_WINDOW_LINES = 120
+
+
+def _detail(pattern: re.Pattern[str], text: str, start: int) -> re.Match[str] | None:
+    end = start
+    for _ in range(_DETAIL_WINDOW_LINES):
+        end = text.find("\n", end) + 1
+        if end == 0:
+            end = len(text)
+            break
+    return pattern.search(text, start, end)
+
+
 @dataclass(slots=True)
 class Description:
     title: str
@@ -176,7 +198,7 @@ def describe(text: str, family: Family) -> Description:
         if m.start() < best:
             found.title, found.shape, best = "", None, m.start()
         headline_seen = True
-        if shape.detail is not None and (m := shape.detail.search(text)) is None:
+        if shape.detail is not None and (m := _detail(shape.detail, text, m.start())) is None:
             continue
         args = [g or "" for g in m.groups()]
         chosen: list[Chosen] = []
