@@ -76,7 +76,8 @@ def main() -> None:
         raise SystemExit("set SYZKALLER_ROOT (or --root) to a syzkaller checkout")
     cases = load_corpus(Path(args.root))
     result = evaluate(cases, args.misses)
-    print("\n".join(result.misses))
+    if result.misses:
+        print("\n".join(result.misses))
     by_kind, by_arch = result.by_kind, result.by_arch
     clean, fp = result.clean, result.false_positives
     print(f"corpus: {len(cases)} files, {len(cases) - clean} crash logs, {clean} clean logs")
