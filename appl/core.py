@@ -59,10 +59,13 @@ T = TypeVar("T")
 class Frame:
     """One invocation of a @ppl function: its prompt and its place in the call tree."""
 
-    __slots__ = ("child_counts", "ctx", "gen_counts", "name", "path", "runtime")
+    __slots__ = ("child_counts", "ctx", "empty_hint", "gen_counts", "name", "path", "runtime")
 
-    def __init__(self, name: str, path: str, ctx: PromptContext, runtime: Runtime):
+    def __init__(
+        self, name: str, path: str, ctx: PromptContext, runtime: Runtime, empty_hint: str = ""
+    ):
         self.name = name
+        self.empty_hint = empty_hint  # what an empty-prompt error should add
         self.path = path
         self.ctx = ctx
         self.runtime = runtime
@@ -88,18 +91,54 @@ def current_prompt() -> PromptContext:
 # --- hooks called by the rewritten function body ---------------------------------------------
 
 
+_PROMPT_OBJECTS = (GenFuture, PromptText, RoleText, Message)
+
+
 def record(value: Any, from_call: bool = False) -> None:
     """A bare expression statement in a @ppl body. It joins the prompt when it is prompt text:
     a string literal, an f-string, a name/attribute/subscript holding a str, or - from any
     expression, calls included - what the prompt helpers make (a PromptStr from Tagged(...),
     NumberedList(...), ...), a GenFuture, a PromptText, a SystemMessage(...)-style RoleText or a
     Message. A *call* returning a plain str (e.g. `s.strip()`) is not added, nor is any other
-    value (None from `list.append`, numbers, ...)."""
+    value (None from `list.append`, numbers, ...).
+
+    A list or tuple that is not a call's result (`[a, b]`, `drafts`, `[gen() for ...]`) adds
+    its items, one prompt line each, in order, by the same rule (nested lists too); pending
+    results stay pending. A list with no prompt text in it (`[x.append(1) for ...]`) is not
+    prompt; one mixing prompt text with other values is an error."""
     if isinstance(value, str):
         if not from_call or isinstance(value, PromptStr):
             _current_frame("record").ctx.add(value)
-    elif isinstance(value, (GenFuture, PromptText, RoleText, Message)):
+    elif isinstance(value, _PROMPT_OBJECTS):
         _current_frame("record").ctx.add(value)
+    elif type(value) in (list, tuple) and not from_call:
+        items = list(_flatten(value))
+        texts = [i for i in items if isinstance(i, (str, *_PROMPT_OBJECTS))]
+        if not texts:
+            return
+        if len(texts) != len(items):
+            other = next(i for i in items if not isinstance(i, (str, *_PROMPT_OBJECTS)))
+            raise ApplError(
+                f"a {type(value).__name__} statement mixes prompt text with "
+                f"{type(other).__name__} {other!r:.60}: only strings, f-strings, gen results "
+                "and messages can join the prompt (convert the others with str() or f-strings)"
+            )
+        ctx = _current_frame("record").ctx
+        for item in texts:
+            ctx.add(item)
+
+
+def _flatten(items: list[Any] | tuple[Any, ...]) -> Iterator[Any]:
+    for item in items:
+        if type(item) in (list, tuple):
+            yield from _flatten(item)
+        else:
+            yield item
+
+
+def add_docstring(role: Role, text: str) -> None:
+    """The docstring of a @ppl(docstring_as=role) function, added where its body starts."""
+    _current_frame("record").ctx.add(text, role)
 
 
 class _Hooks:
@@ -108,6 +147,7 @@ class _Hooks:
     __slots__ = ()
     record = staticmethod(record)
     fstring = staticmethod(fstring)
+    docstring = staticmethod(add_docstring)
 
 
 HOOKS = _Hooks()
@@ -180,6 +220,7 @@ def gen(
         format_retries=format_retries,
         stream=stream,
         extra=dict(extra or {}),
+        empty_hint="" if frame.ctx.items else frame.empty_hint,
     )
     if response_format is not None:
         from appl.structured import response_format_for
@@ -220,15 +261,31 @@ async def _close_models_quietly() -> None:
 class PplFunction:
     """A compiled @ppl function. Call it like the original (see the module docstring)."""
 
-    def __init__(self, func: Callable[..., Any], ctx: CtxMode, name: str | None):
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        ctx: CtxMode,
+        name: str | None,
+        docstring_as: Role | None = None,
+    ):
         from appl.transform import compile_ppl
 
         if ctx not in _CTX_MODES:
             raise ValueError(f"ctx must be one of {sorted(_CTX_MODES)}, got {ctx!r}")
+        if docstring_as is not None and docstring_as not in ("user", "system"):
+            raise ValueError(f'docstring_as must be "user", "system" or None, got {docstring_as!r}')
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
             raise TypeError(f"@ppl does not support generator functions ({func.__qualname__})")
         self.original = func
-        self.compiled = compile_ppl(func, HOOKS)
+        self.compiled, excluded = compile_ppl(func, HOOKS, docstring_as)
+        where = func.__qualname__
+        self._empty_hint = (
+            f" (the leading triple-quoted string of {where} is its docstring, which is not "
+            'prompt: write it with single quotes "..." to make it prompt text, or use '
+            '@ppl(docstring_as="user") or "system")'
+            if excluded
+            else f" (nothing was added to {where}'s prompt before this gen)"
+        )
         self.is_async = inspect.iscoroutinefunction(func)
         self.ctx_mode: CtxMode = ctx
         self.name = name or func.__name__
@@ -259,7 +316,7 @@ class PplFunction:
             ctx = parent.ctx.copy()
         else:  # same
             ctx = parent.ctx
-        return Frame(self.name, path, ctx, rt)
+        return Frame(self.name, path, ctx, rt, self._empty_hint)
 
     def reset_resume(self) -> None:
         """Forget the prompt kept by ctx="resume"."""
@@ -411,9 +468,17 @@ def run(awaitable: Awaitable[T]) -> T:
 
 
 def ppl(
-    func: Callable[..., Any] | None = None, *, ctx: CtxMode = "new", name: str | None = None
+    func: Callable[..., Any] | None = None,
+    *,
+    ctx: CtxMode = "new",
+    name: str | None = None,
+    docstring_as: Role | None = None,
 ) -> Any:
-    """Decorator: `@ppl` or `@ppl(ctx="copy")`. See the module docstring."""
+    """Decorator: `@ppl` or `@ppl(ctx="copy")`. See the module docstring.
+
+    docstring_as: a leading triple-quoted string is the docstring and is not prompt (APPL's
+    rule); "user" or "system" adds it to the prompt with that role.
+    """
     if func is None:
-        return lambda f: PplFunction(f, ctx, name)
-    return PplFunction(func, ctx, name)
+        return lambda f: PplFunction(f, ctx, name, docstring_as)
+    return PplFunction(func, ctx, name, docstring_as)

@@ -5,11 +5,11 @@ is the result's `value` (the text, or the validated object for structured output
 
 How to read it:
 * `await fut` (async code)                       -> value
-* `str(fut)`, `fut.value()`, `fut.upper()`, `fut == "x"`, `hash(fut)`, `len(fut)`, `"x" in fut`,
-  `sorted(futs)`, `json.dumps(fut)`, ...           -> as the value does, blocking. Allowed from the thread
-  of a sync @ppl program (the loop runs in another thread). On the loop's own thread a pending
-  future cannot be waited for without deadlocking, so that raises `ApplError` telling you to
-  `await` it instead.
+* `str(fut)`, `fut.value()`, `fut.upper()`, `fut == "x"`, `hash(fut)`, `len(fut)`,
+  `"x" in fut`, `sorted(futs)`, `json.dumps(fut)`, ... -> as the value does, blocking.
+  Allowed from the thread of a sync @ppl program (the loop runs in another thread). On the
+  loop's own thread a pending future cannot be waited for without deadlocking, so that
+  raises `ApplError` telling you to `await` it instead.
 * `await fut.result()` / `fut.result_sync()`     -> the full `GenResult` (response, usage,
   tool calls and results, the messages the gen added).
 * `async for chunk in fut` / `for chunk in fut`  -> streamed text deltas (gen(stream=True)).

@@ -132,6 +132,7 @@ class GenOptions:
     format_retries: int = 2
     stream: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    empty_hint: str = ""  # why the prompt was empty when gen() ran (for the error)
 
     def for_event(self) -> dict[str, Any]:
         fmt = self.response_format
@@ -250,7 +251,9 @@ class Runtime:
             await dep._wait()
         messages = render_messages(items)  # re-raises the error of a failed input gen
         if not messages:
-            raise ApplError(f"gen() at {site.file}:{site.line} has an empty prompt")
+            raise ApplError(
+                f"gen() at {site.file}:{site.line} has an empty prompt{options.empty_hint}"
+            )
         alias = default_alias(options.model)
         response_format = response_format_for(options.response_format)
         structured = options.response_format if is_model_class(options.response_format) else None

@@ -209,3 +209,135 @@ async def test_reading_a_pending_result_on_the_loop_thread_is_a_clear_error(scri
 
     assert await program() == "done"
     assert len(seen) == 5 and all("deadlock" in s for s in seen)
+
+
+# --- lists of drafts in the prompt (one item per line, lazily) -------------------------------
+
+
+def _last_prompt(server: Any) -> str:
+    return "\n".join(m["content"] for m in server.requests[-1]["messages"])
+
+
+def test_list_of_drafts_prompt_sync() -> None:
+    rules = [Rule(match="Pick", reply="B"), Rule(match="draft", replies=["A", "B", "C"])]
+    with sync_server(rules) as server:
+
+        @ppl
+        def judge() -> str:
+            "draft a slogan"
+            drafts = [gen() for _ in range(3)]
+            "Pick the best of:"
+            drafts  # a bare list statement: each draft on its own line
+            return str(gen())
+
+        assert judge() == "B"
+    lines = _last_prompt(server).splitlines()
+    assert lines[:2] == ["draft a slogan", "Pick the best of:"]
+    assert sorted(lines[2:]) == ["A", "B", "C"]
+
+
+async def test_list_of_drafts_prompt_async_stays_lazy(scripted) -> None:
+    server = scripted(
+        [Rule(match="Pick", reply="B"), Rule(match="draft", replies=["A", "B"], latency=0.2)]
+    )
+
+    @ppl
+    async def judge(topic: str) -> str:
+        f"draft about {topic}"
+        drafts = [gen(), gen()]
+        "Pick one of:"
+        (drafts[0], f"or: {drafts[1]}")  # a tuple of a pending result and a lazy f-string
+        verdict = gen()  # reached without waiting: the list kept its items pending
+        assert not verdict.done() and not drafts[0].done()
+        return await verdict
+
+    assert await judge("tea") == "B"
+    lines = _last_prompt(server).splitlines()
+    assert lines[:2] == ["draft about tea", "Pick one of:"]
+    assert {lines[2], lines[3].removeprefix("or: ")} == {"A", "B"}
+
+
+async def test_list_statements_that_are_not_prompt(scripted) -> None:
+    server = scripted()
+
+    @ppl
+    async def program() -> str:
+        "start"
+        seen: list[int] = []
+        [seen.append(i) for i in range(2)]  # a list of None: not prompt
+        sorted(["x", "y"])  # a call's list, like a call's str: not prompt
+        [1, 2]
+        ["end", ("nested", "items")]
+        return await gen()
+
+    await program()
+    assert _last_prompt(server) == "start\nend\nnested\nitems"
+
+    @ppl
+    async def mixed() -> str:
+        "start"
+        ["a", 3]
+        return await gen()
+
+    with pytest.raises(ApplError, match="mixes prompt text with int 3"):
+        await mixed()
+
+
+# --- the docstring rule (APPL's): triple quotes are documentation, single quotes prompt -----
+
+
+async def test_leading_single_quoted_string_is_prompt(scripted) -> None:
+    server = scripted()
+
+    @ppl
+    async def answer(question: str) -> str:
+        "Answer in one word."
+        question
+        return await gen()
+
+    await answer("Capital of France?")
+    assert _last_prompt(server) == "Answer in one word.\nCapital of France?"
+
+
+async def test_docstring_as_adds_the_docstring(scripted) -> None:
+    server = scripted()
+
+    @ppl(docstring_as="system")
+    async def answer(question: str) -> str:
+        """You are terse.
+
+        Answer in one word.
+        """
+        question
+        return await gen()
+
+    await answer("Capital?")
+    assert server.requests[-1]["messages"] == [
+        {"role": "system", "content": "You are terse.\n\nAnswer in one word."},
+        {"role": "user", "content": "Capital?"},
+    ]
+    assert answer.__doc__ is not None and "terse" in answer.__doc__
+
+
+async def test_empty_prompt_error_names_the_docstring_rule(scripted) -> None:
+    scripted()
+
+    @ppl
+    async def only_doc() -> str:
+        """Answer in one word."""
+        return await gen()
+
+    with pytest.raises(ApplError, match="empty prompt") as info:
+        await only_doc()
+    message = str(info.value)
+    assert "docstring" in message and "single quotes" in message
+    assert 'docstring_as="user"' in message
+
+    @ppl
+    async def nothing() -> str:
+        return await gen()
+
+    with pytest.raises(ApplError, match=r"nothing was added to .*nothing's prompt"):
+        await nothing()
+    with pytest.raises(ValueError, match="docstring_as"):
+        ppl(docstring_as="assistant")(nothing.original)
