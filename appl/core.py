@@ -189,9 +189,16 @@ def gen(
     response_format: Any = None,
     format_retries: int = 2,
     stream: bool = False,
+    n: int = 1,
     extra: dict[str, Any] | None = None,
-) -> GenFuture:
+) -> Any:
     """Send the prompt so far to a model; returns a GenFuture immediately.
+
+    n: k > 1 asks for k completions of the same prompt and returns a LIST of k GenFutures.
+        One request with `n=k` where the server supports it; otherwise (capability n=false,
+        or a server found to answer fewer choices than asked) k requests, concurrently.
+        Not combinable with tools or stream; with response_format each choice is validated on
+        its own (an invalid one fails its own future; format_retries does not apply).
 
     tools: functions (or Tool objects) the model may call; its calls run concurrently and
         their results are added as tool messages. run_tools=True loops (call model, run tools)
@@ -205,6 +212,10 @@ def gen(
         raise ValueError("max_rounds must be at least 1")
     if format_retries < 0:
         raise ValueError("format_retries must be >= 0")
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    if n > 1 and (tools or stream):
+        raise ValueError("gen(n=...) > 1 cannot be combined with tools or stream")
     options = GenOptions(
         model=model,
         temperature=temperature,
@@ -220,6 +231,7 @@ def gen(
         format_retries=format_retries,
         stream=stream,
         extra=dict(extra or {}),
+        n=n,
         empty_hint="" if frame.ctx.items else frame.empty_hint,
     )
     if response_format is not None:
@@ -234,6 +246,10 @@ def gen(
         _site_file(caller.f_code.co_filename), line, f"{frame.path}/gen@L{line}", occurrence
     )
     rt = frame.runtime
+    if n > 1:  # one request (one identity) answers the whole group
+        group = [GenFuture(rt.loop, site) for _ in range(n)]
+        rt.submit(group, frame.ctx.snapshot(), options)
+        return group
     fut = GenFuture(rt.loop, site, stream=stream)
     rt.submit(fut, frame.ctx.snapshot(), options)
     return fut

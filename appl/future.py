@@ -70,6 +70,7 @@ class GenFuture:
         "_chunk_waiters",
         "_chunks",
         "_exc",
+        "_group",
         "_loop",
         "_result",
         "_retrieved",
@@ -88,6 +89,7 @@ class GenFuture:
         self._waiters: list[asyncio.Future[None]] = []
         self._chunks: list[str] = []
         self._chunk_waiters: list[asyncio.Future[None]] = []
+        self._group: tuple[GenFuture, ...] | None = None  # the k futures of one gen(n=k)
 
     # --- completion (loop thread only) -------------------------------------------------
 

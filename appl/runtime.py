@@ -132,6 +132,7 @@ class GenOptions:
     format_retries: int = 2
     stream: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    n: int = 1  # completions wanted (gen(n=k) > 1 resolves a group of k futures)
     empty_hint: str = ""  # why the prompt was empty when gen() ran (for the error)
 
     def for_event(self) -> dict[str, Any]:
@@ -144,6 +145,7 @@ class GenOptions:
             "response_format": fmt.__name__ if is_model_class(fmt) else fmt,
             "format_retries": self.format_retries,
             "stream": self.stream,
+            **({"n": self.n} if self.n != 1 else {}),
         }
 
 
@@ -162,7 +164,10 @@ class Runtime:
         self.closed = False
 
     def submit(
-        self, fut: GenFuture, items: tuple[tuple[Role, Part], ...], options: GenOptions
+        self,
+        fut: GenFuture | list[GenFuture],
+        items: tuple[tuple[Role, Part], ...],
+        options: GenOptions,
     ) -> None:
         """Start a gen task (from the loop thread, or thread-safely from a sync body)."""
         try:
@@ -178,14 +183,21 @@ class Runtime:
 
     def _spawn(
         self,
-        fut: GenFuture,
+        fut: GenFuture | list[GenFuture],
         items: tuple[tuple[Role, Part], ...],
         options: GenOptions,
     ) -> None:
         if self.closed:
-            fut._set_exception(ApplError(f"run {self.name!r} has ended; gen not started"))
+            for one in fut if isinstance(fut, list) else (fut,):
+                one._set_exception(ApplError(f"run {self.name!r} has ended; gen not started"))
             return
-        task = self.loop.create_task(self._run_gen(fut, items, options))
+        if isinstance(fut, list):
+            from appl.gen_n import run_gen_n  # late: only programs using gen(n=k) need it
+
+            coro = run_gen_n(self, fut, items, options)
+        else:
+            coro = self._run_gen(fut, items, options)
+        task = self.loop.create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
@@ -199,7 +211,10 @@ class Runtime:
         await self.drain()
         self.closed = True
         for fut in self.failed:
-            if not fut._retrieved and fut._exc is not None:
+            # a gen(n=k) group that failed as a whole shares one error: reading any one is
+            # reading it
+            group = fut._group or (fut,)
+            if fut._exc is not None and not any(f._retrieved for f in group if f._exc is fut._exc):
                 fut._retrieved = True
                 raise fut._exc
 
@@ -388,6 +403,11 @@ class Runtime:
                     "retries": response.retries,
                     "cost_usd": response.cost_usd,
                     **({"chunks": chunks} if chunks is not None else {}),
+                    **(
+                        {"choices": [_choice_data(c) for c in response.choices]}
+                        if request.n > 1
+                        else {}
+                    ),
                 },
                 identity,
             )
@@ -419,3 +439,14 @@ class Runtime:
             )
 
         return await run_tool_calls(response.tool_calls, tools, started, done)
+
+
+def _choice_data(choice: Any) -> dict[str, Any]:
+    """One choice of a gen(n=k) response as trace data (replayed by appl.trace._replay)."""
+    return {
+        "text": choice.text,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in choice.tool_calls
+        ],
+        "finish_reason": choice.finish_reason,
+    }

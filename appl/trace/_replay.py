@@ -35,7 +35,15 @@ from appl.errors import ApplError, BudgetExceededError, ReplayMissError
 from appl.identity import CallIdentity
 from appl.runtime import current_run_id, use_model_resolver
 from appl.trace._format import Trace, read_trace
-from appl.types import GenRequest, GenResponse, ModelAPI, TextCallback, ToolCall, Usage
+from appl.types import (
+    Choice,
+    GenRequest,
+    GenResponse,
+    ModelAPI,
+    TextCallback,
+    ToolCall,
+    Usage,
+)
 
 ReplayMode = Literal["strict", "lenient"]
 
@@ -240,7 +248,19 @@ def recorded_response(item: Recorded) -> GenResponse:
         raise _error_class(err.get("type"))(f"(replayed) {err.get('message')}")
     data = item.response or {}
     usage = data.get("usage") or {}
+    choices = tuple(
+        Choice(
+            text=str(c.get("text") or ""),
+            tool_calls=tuple(
+                ToolCall(str(t.get("id")), str(t.get("name")), str(t.get("arguments")))
+                for t in c.get("tool_calls") or ()
+            ),
+            finish_reason=c.get("finish_reason"),
+        )
+        for c in data.get("choices") or ()  # recorded for gen(n=k) only
+    )
     return GenResponse(
+        choices=choices,
         text=data.get("text") or "",
         tool_calls=tuple(
             ToolCall(str(c.get("id")), str(c.get("name")), str(c.get("arguments")))
