@@ -44,7 +44,7 @@ from appl.structured import (
     retry_messages,
 )
 from appl.tools import Tool, ToolResult, run_tool_calls
-from appl.types import GenRequest, GenResponse, Message, ModelAPI, Role
+from appl.types import GenRequest, GenResponse, Message, ModelAPI, Role, ToolCall
 
 # --- the model-resolution hook -------------------------------------------------------------
 
@@ -70,6 +70,25 @@ def use_model_resolver(resolver: ModelResolver) -> Iterator[None]:
         yield
     finally:
         _resolver_override.reset(token)
+
+
+# Answers a tool call from a recording (the replay layer installs one): (identity of the
+# request that asked for the tool, the call) -> the recorded result, or None to run the tool.
+ToolReplayer = Callable[[CallIdentity, ToolCall], ToolResult | None]
+_tool_replayer: contextvars.ContextVar[ToolReplayer | None] = contextvars.ContextVar(
+    "appl_tool_replayer", default=None
+)
+
+
+@contextmanager
+def use_tool_replayer(replayer: ToolReplayer) -> Iterator[None]:
+    """Answer the tool calls of gens started in this block from `replayer` (tools marked
+    pure still run)."""
+    token = _tool_replayer.set(replayer)
+    try:
+        yield
+    finally:
+        _tool_replayer.reset(token)
 
 
 def resolve_model(alias: str | None, identity: CallIdentity) -> ModelAPI:
@@ -434,11 +453,22 @@ class Runtime:
                     "ok": result.ok,
                     "content": result.content,
                     "duration_s": result.duration_s,
+                    **({"replayed": True} if result.replayed else {}),
                 },
                 identity,
             )
 
-        return await run_tool_calls(response.tool_calls, tools, started, done)
+        replayer = _tool_replayer.get()
+        recorded = None
+        if replayer is not None:
+
+            def recorded(call: ToolCall) -> ToolResult | None:
+                target = tools.get(call.name)
+                if target is not None and target.pure:
+                    return None  # pure tools run again
+                return replayer(identity, call)
+
+        return await run_tool_calls(response.tool_calls, tools, started, done, recorded)
 
 
 def _choice_data(choice: Any) -> dict[str, Any]:
