@@ -60,10 +60,10 @@ class DirectClient:
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=self._max_connections, ssl=self._ssl)
-            # trust_env: HTTP(S)_PROXY / NO_PROXY from the environment apply, as with openai
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, trust_env=True
-            )
+            # trust_env stays off: with a proxy in the environment the openai client is used
+            # instead (openai_provider._direct_available), and ~/.netrc must never replace
+            # the API key
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
         return self._session
 
     async def post(self, body: bytes) -> RawResponse:

@@ -6,7 +6,7 @@ import os
 import ssl
 
 _verified_context: ssl.SSLContext | None = None
-_PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy")
+PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy")
 
 
 def ssl_context_for(base_url: str) -> ssl.SSLContext:
@@ -22,7 +22,7 @@ def ssl_context_for(base_url: str) -> ssl.SSLContext:
     """
     global _verified_context
     plain = base_url.lower().startswith("http://")
-    if plain and not any(os.environ.get(v) or os.environ.get(v.upper()) for v in _PROXY_VARS):
+    if plain and not any(os.environ.get(v) or os.environ.get(v.upper()) for v in PROXY_VARS):
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, but trusts no CA at all
     if _verified_context is None:
         import httpcore2  # only for https endpoints: plain-http programs never load it

@@ -34,6 +34,7 @@ from appl.errors import (
     RateLimitError,
     ServerError,
 )
+from appl.models._tls import PROXY_VARS
 from appl.types import Choice, GenRequest, GenResponse, TextCallback, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -450,7 +451,13 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _direct_available() -> bool:
-    """Whether non-streaming requests go over aiohttp directly (see the module docstring)."""
+    """Whether non-streaming requests go over aiohttp directly (see the module docstring).
+
+    Not when a proxy is configured in the environment: the openai client's transports
+    handle proxies as users expect, and the direct client stays simple (no proxy, no
+    ~/.netrc credentials that could replace the API key)."""
     if os.environ.get("APPL_HTTP_BACKEND", "aiohttp") != "aiohttp":
+        return False
+    if any(os.environ.get(v) or os.environ.get(v.upper()) for v in PROXY_VARS):
         return False
     return importlib.util.find_spec("aiohttp") is not None

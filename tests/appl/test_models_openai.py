@@ -250,3 +250,18 @@ def test_first_plain_call_does_not_import_openai(tmp_path) -> None:
         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
     )
     assert done.stdout.split() == ["ok", "False"], done.stdout + done.stderr[-2000:]
+
+
+async def test_a_proxy_in_the_environment_keeps_the_openai_client(scripted, monkeypatch) -> None:
+    from appl.config import get_config
+    from appl.models import OpenAIModel
+
+    scripted([Rule(reply="via openai")])
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # ...and localhost bypasses it
+    model = OpenAIModel(get_config().model("scripted"))
+    try:
+        assert not model._use_direct
+        assert (await model.generate(ask("hi"))).text == "via openai"
+    finally:
+        await model.aclose()
