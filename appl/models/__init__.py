@@ -113,6 +113,7 @@ def _close_at_loop_shutdown(loop: asyncio.AbstractEventLoop) -> None:
         try:
             yield
         finally:
+            _shutdown_hooks.pop(asyncio.get_running_loop(), None)
             await close_models()
 
     agen = closer()
@@ -121,7 +122,15 @@ def _close_at_loop_shutdown(loop: asyncio.AbstractEventLoop) -> None:
         step.send(None)
     except StopIteration:
         pass
-    _shutdown_hooks[loop] = agen
+    # The loop only keeps a weak reference, so the generator must be held; but it holds the
+    # loop (its finalizer hook), so holding it in a module-level table would keep every
+    # loop alive (a sync run makes one per run). Kept on the loop itself, the two form a
+    # cycle the garbage collector frees; loops without a __dict__ use the table, which
+    # forgets a loop when it shuts down.
+    try:
+        loop._appl_close_models = agen  # type: ignore[attr-defined]
+    except AttributeError:
+        _shutdown_hooks[loop] = agen
 
 
 @atexit.register

@@ -162,3 +162,30 @@ def test_ctrl_c_in_a_sync_program_closes_everything(tmp_path: Path) -> None:
     assert rc == 0, err[-3000:]  # the program caught the KeyboardInterrupt and exited
     assert "INTERRUPTED OPEN 0" in out, out + err[-3000:]
     _assert_clean(err)
+
+
+def test_finished_sync_runs_leave_no_event_loops_behind() -> None:
+    """Each sync run makes an event loop; the hook that closes its models at shutdown must
+    not keep it alive afterwards."""
+    import asyncio
+    import gc
+
+    from appl import gen, ppl
+    from appl.testing import Rule
+    from tests.appl.helpers_lang import sync_server
+
+    @ppl
+    def ask(q: str) -> str:
+        q
+        return str(gen())
+
+    def loops() -> int:
+        gc.collect()
+        return sum(isinstance(o, asyncio.AbstractEventLoop) for o in gc.get_objects())
+
+    with sync_server([Rule(reply="ok")]):
+        ask("warm-up")
+        before = loops()
+        for i in range(5):
+            assert ask(f"q{i}") == "ok"
+        assert loops() == before
