@@ -77,6 +77,9 @@ class ModelConfig(BaseModel):
     capabilities: dict[str, bool] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)  # sent with every request
     options: dict[str, Any] = Field(default_factory=dict)  # provider-specific settings
+    # where this alias was defined (a file, "built-in", "configure()"), for error messages;
+    # set by appl, not read from the file
+    origin: str = Field(default="", exclude=True, repr=False)
 
     @model_validator(mode="after")
     def _default_model_name(self) -> ModelConfig:
@@ -130,6 +133,7 @@ class AppConfig(BaseModel):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     sections: dict[str, Any] = Field(default_factory=dict)
     source: str = "defaults"  # where it was read from (a path, or "defaults")
+    default_origin: str = "built-in"  # what chose default_model (for error messages)
 
     def model(self, alias: str | None = None) -> ModelConfig:
         """The config of `alias` (None: the default model); ConfigError says what to do."""
@@ -142,10 +146,16 @@ class AppConfig(BaseModel):
         try:
             return self.models[name]
         except KeyError:
-            known = ", ".join(sorted(self.models)) or "none"
+            known = (
+                ", ".join(f"{a} (from {m.origin or '?'})" for a, m in sorted(self.models.items()))
+                or "none"
+            )
+            which = "" if alias else f" (the default model, chosen by {self.default_origin})"
+            file = self.source if self.source != "defaults" else "none (built-in defaults)"
             raise ConfigError(
-                f"unknown model alias {name!r} (known: {known}; config: {self.source}). Add a "
-                f"[models.{name}] table to appl.toml or call appl.configure(models={{{name!r}: {{...}}}})"
+                f"unknown model alias {name!r}{which}; known: {known}; config file: {file}. "
+                f"Add a [models.{name}] table to appl.toml or call "
+                f"appl.configure(models={{{name!r}: {{...}}}})"
             ) from None
 
     def redacted(self) -> dict[str, Any]:
@@ -173,15 +183,21 @@ def _builtin_models() -> dict[str, dict[str, Any]]:
 def _parse(data: dict[str, Any], source: str) -> AppConfig:
     data = dict(data)
     defaults = data.pop("defaults", {}) or {}
-    raw_models = {**_builtin_models(), **(data.pop("models", {}) or {})}
+    builtin = _builtin_models()
+    from_file = data.pop("models", {}) or {}
+    raw_models = {**builtin, **from_file}
     budget = data.pop("budget", {}) or {}
     models: dict[str, ModelConfig] = {}
     for alias, table in raw_models.items():
         if not isinstance(table, dict):
             raise ConfigError(f"{source}: [models.{alias}] must be a table, got {table!r}")
-        table = {"alias": alias, **table}
-        if table.get("provider", "openai") == "openai":
-            table.setdefault("base_url", os.environ.get("OPENAI_BASE_URL") or None)
+        origin = source if alias in from_file else "built-in"
+        table = {"alias": alias, **table, "origin": origin}
+        if table.get("provider", "openai") == "openai" and not table.get("base_url"):
+            env_url = os.environ.get("OPENAI_BASE_URL") or None
+            table["base_url"] = env_url
+            if env_url:
+                table["origin"] = f"{origin}, base_url from $OPENAI_BASE_URL"
         try:
             models[alias] = ModelConfig(**table)
         except ValidationError as exc:
@@ -192,6 +208,13 @@ def _parse(data: dict[str, Any], source: str) -> AppConfig:
             default_model=os.environ.get("APPL_DEFAULT_MODEL")
             or defaults.get("default_model")
             or "local",
+            default_origin=(
+                "$APPL_DEFAULT_MODEL"
+                if os.environ.get("APPL_DEFAULT_MODEL")
+                else f"[defaults] in {source}"
+                if defaults.get("default_model")
+                else "the built-in default"
+            ),
             temperature=defaults.get("temperature"),
             budget=BudgetConfig(**budget),
             sections=data,
@@ -261,14 +284,16 @@ def configure(**kwargs: Any) -> AppConfig:
     models = dict(base.models)
     for alias, spec in (kwargs.pop("models", None) or {}).items():
         if isinstance(spec, ModelConfig):
-            models[alias] = (
-                spec if spec.alias == alias else spec.model_copy(update={"alias": alias})
+            models[alias] = spec.model_copy(
+                update={"alias": alias, "origin": spec.origin or "configure()"}
             )
             continue
         try:
-            models[alias] = ModelConfig(**{"alias": alias, **spec})
+            models[alias] = ModelConfig(**{"alias": alias, **spec, "origin": "configure()"})
         except ValidationError as exc:
             raise ConfigError(f"configure(): bad model {alias!r}: {_explain(exc)}") from None
+    if "default_model" in kwargs:
+        kwargs["default_origin"] = "configure()"
     if isinstance(kwargs.get("budget"), dict):
         kwargs["budget"] = BudgetConfig(**kwargs["budget"])
     with _lock:

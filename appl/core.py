@@ -59,10 +59,13 @@ T = TypeVar("T")
 class Frame:
     """One invocation of a @ppl function: its prompt and its place in the call tree."""
 
-    __slots__ = ("child_counts", "ctx", "gen_counts", "name", "path", "runtime")
+    __slots__ = ("child_counts", "ctx", "empty_hint", "gen_counts", "name", "path", "runtime")
 
-    def __init__(self, name: str, path: str, ctx: PromptContext, runtime: Runtime):
+    def __init__(
+        self, name: str, path: str, ctx: PromptContext, runtime: Runtime, empty_hint: str = ""
+    ):
         self.name = name
+        self.empty_hint = empty_hint  # what an empty-prompt error should add
         self.path = path
         self.ctx = ctx
         self.runtime = runtime
@@ -88,18 +91,54 @@ def current_prompt() -> PromptContext:
 # --- hooks called by the rewritten function body ---------------------------------------------
 
 
+_PROMPT_OBJECTS = (GenFuture, PromptText, RoleText, Message)
+
+
 def record(value: Any, from_call: bool = False) -> None:
     """A bare expression statement in a @ppl body. It joins the prompt when it is prompt text:
     a string literal, an f-string, a name/attribute/subscript holding a str, or - from any
     expression, calls included - what the prompt helpers make (a PromptStr from Tagged(...),
     NumberedList(...), ...), a GenFuture, a PromptText, a SystemMessage(...)-style RoleText or a
     Message. A *call* returning a plain str (e.g. `s.strip()`) is not added, nor is any other
-    value (None from `list.append`, numbers, ...)."""
+    value (None from `list.append`, numbers, ...).
+
+    A list or tuple that is not a call's result (`[a, b]`, `drafts`, `[gen() for ...]`) adds
+    its items, one prompt line each, in order, by the same rule (nested lists too); pending
+    results stay pending. A list with no prompt text in it (`[x.append(1) for ...]`) is not
+    prompt; one mixing prompt text with other values is an error."""
     if isinstance(value, str):
         if not from_call or isinstance(value, PromptStr):
             _current_frame("record").ctx.add(value)
-    elif isinstance(value, (GenFuture, PromptText, RoleText, Message)):
+    elif isinstance(value, _PROMPT_OBJECTS):
         _current_frame("record").ctx.add(value)
+    elif type(value) in (list, tuple) and not from_call:
+        items = list(_flatten(value))
+        texts = [i for i in items if isinstance(i, (str, *_PROMPT_OBJECTS))]
+        if not texts:
+            return
+        if len(texts) != len(items):
+            other = next(i for i in items if not isinstance(i, (str, *_PROMPT_OBJECTS)))
+            raise ApplError(
+                f"a {type(value).__name__} statement mixes prompt text with "
+                f"{type(other).__name__} {other!r:.60}: only strings, f-strings, gen results "
+                "and messages can join the prompt (convert the others with str() or f-strings)"
+            )
+        ctx = _current_frame("record").ctx
+        for item in texts:
+            ctx.add(item)
+
+
+def _flatten(items: list[Any] | tuple[Any, ...]) -> Iterator[Any]:
+    for item in items:
+        if type(item) in (list, tuple):
+            yield from _flatten(item)
+        else:
+            yield item
+
+
+def add_docstring(role: Role, text: str) -> None:
+    """The docstring of a @ppl(docstring_as=role) function, added where its body starts."""
+    _current_frame("record").ctx.add(text, role)
 
 
 class _Hooks:
@@ -108,6 +147,7 @@ class _Hooks:
     __slots__ = ()
     record = staticmethod(record)
     fstring = staticmethod(fstring)
+    docstring = staticmethod(add_docstring)
 
 
 HOOKS = _Hooks()
@@ -149,9 +189,16 @@ def gen(
     response_format: Any = None,
     format_retries: int = 2,
     stream: bool = False,
+    n: int = 1,
     extra: dict[str, Any] | None = None,
-) -> GenFuture:
+) -> Any:
     """Send the prompt so far to a model; returns a GenFuture immediately.
+
+    n: k > 1 asks for k completions of the same prompt and returns a LIST of k GenFutures.
+        One request with `n=k` where the server supports it; otherwise (capability n=false,
+        or a server found to answer fewer choices than asked) k requests, concurrently.
+        Not combinable with tools or stream; with response_format each choice is validated on
+        its own (an invalid one fails its own future; format_retries does not apply).
 
     tools: functions (or Tool objects) the model may call; its calls run concurrently and
         their results are added as tool messages. run_tools=True loops (call model, run tools)
@@ -165,6 +212,10 @@ def gen(
         raise ValueError("max_rounds must be at least 1")
     if format_retries < 0:
         raise ValueError("format_retries must be >= 0")
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    if n > 1 and (tools or stream):
+        raise ValueError("gen(n=...) > 1 cannot be combined with tools or stream")
     options = GenOptions(
         model=model,
         temperature=temperature,
@@ -180,6 +231,8 @@ def gen(
         format_retries=format_retries,
         stream=stream,
         extra=dict(extra or {}),
+        n=n,
+        empty_hint="" if frame.ctx.items else frame.empty_hint,
     )
     if response_format is not None:
         from appl.structured import response_format_for
@@ -193,6 +246,10 @@ def gen(
         _site_file(caller.f_code.co_filename), line, f"{frame.path}/gen@L{line}", occurrence
     )
     rt = frame.runtime
+    if n > 1:  # one request (one identity) answers the whole group
+        group = [GenFuture(rt.loop, site) for _ in range(n)]
+        rt.submit(group, frame.ctx.snapshot(), options)
+        return group
     fut = GenFuture(rt.loop, site, stream=stream)
     rt.submit(fut, frame.ctx.snapshot(), options)
     return fut
@@ -220,15 +277,31 @@ async def _close_models_quietly() -> None:
 class PplFunction:
     """A compiled @ppl function. Call it like the original (see the module docstring)."""
 
-    def __init__(self, func: Callable[..., Any], ctx: CtxMode, name: str | None):
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        ctx: CtxMode,
+        name: str | None,
+        docstring_as: Role | None = None,
+    ):
         from appl.transform import compile_ppl
 
         if ctx not in _CTX_MODES:
             raise ValueError(f"ctx must be one of {sorted(_CTX_MODES)}, got {ctx!r}")
+        if docstring_as is not None and docstring_as not in ("user", "system"):
+            raise ValueError(f'docstring_as must be "user", "system" or None, got {docstring_as!r}')
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
             raise TypeError(f"@ppl does not support generator functions ({func.__qualname__})")
         self.original = func
-        self.compiled = compile_ppl(func, HOOKS)
+        self.compiled, excluded = compile_ppl(func, HOOKS, docstring_as)
+        where = func.__qualname__
+        self._empty_hint = (
+            f" (the leading triple-quoted string of {where} is its docstring, which is not "
+            'prompt: write it with single quotes "..." to make it prompt text, or use '
+            '@ppl(docstring_as="user") or "system")'
+            if excluded
+            else f" (nothing was added to {where}'s prompt before this gen)"
+        )
         self.is_async = inspect.iscoroutinefunction(func)
         self.ctx_mode: CtxMode = ctx
         self.name = name or func.__name__
@@ -259,7 +332,7 @@ class PplFunction:
             ctx = parent.ctx.copy()
         else:  # same
             ctx = parent.ctx
-        return Frame(self.name, path, ctx, rt)
+        return Frame(self.name, path, ctx, rt, self._empty_hint)
 
     def reset_resume(self) -> None:
         """Forget the prompt kept by ctx="resume"."""
@@ -411,9 +484,17 @@ def run(awaitable: Awaitable[T]) -> T:
 
 
 def ppl(
-    func: Callable[..., Any] | None = None, *, ctx: CtxMode = "new", name: str | None = None
+    func: Callable[..., Any] | None = None,
+    *,
+    ctx: CtxMode = "new",
+    name: str | None = None,
+    docstring_as: Role | None = None,
 ) -> Any:
-    """Decorator: `@ppl` or `@ppl(ctx="copy")`. See the module docstring."""
+    """Decorator: `@ppl` or `@ppl(ctx="copy")`. See the module docstring.
+
+    docstring_as: a leading triple-quoted string is the docstring and is not prompt (APPL's
+    rule); "user" or "system" adds it to the prompt with that role.
+    """
     if func is None:
-        return lambda f: PplFunction(f, ctx, name)
-    return PplFunction(func, ctx, name)
+        return lambda f: PplFunction(f, ctx, name, docstring_as)
+    return PplFunction(func, ctx, name, docstring_as)

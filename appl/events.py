@@ -35,6 +35,13 @@ EventKind = Literal[
     "tool_call",  # a tool is about to run (data: name, arguments, id)
     "tool_result",  # a tool finished (data: name, id, ok, content, duration_s)
     "budget_stop",  # a budget refused the call (data: message, budget, limit, used)
+    # the LLM compiler (appl.compiler), one run per run_compiler call:
+    "plan_line",  # a plan line was parsed (data: round, line, step_id, tool, accepted, issue)
+    "step_start",  # a plan step started (data: id, tool, args, attempt)
+    "step_done",  # a step finished (data: id, tool, duration_s, result)
+    "step_failed",  # a step failed or was skipped (data: id, tool, error, skipped, duration_s)
+    "replan",  # the joiner asked for a new plan (data: round, reason)
+    "join",  # the joiner decided (data: round, action, text, thought)
 ]
 
 

@@ -5,10 +5,11 @@ is the result's `value` (the text, or the validated object for structured output
 
 How to read it:
 * `await fut` (async code)                       -> value
-* `str(fut)`, `fut.value()`, `fut.upper()`, ...  -> value, blocking. Allowed from the thread
-  of a sync @ppl program (the loop runs in another thread). On the loop's own thread a pending
-  future cannot be waited for without deadlocking, so that raises `ApplError` telling you to
-  `await` it instead.
+* `str(fut)`, `fut.value()`, `fut.upper()`, `fut == "x"`, `hash(fut)`, `len(fut)`,
+  `"x" in fut`, `sorted(futs)`, `json.dumps(fut)`, ... -> as the value does, blocking.
+  Allowed from the thread of a sync @ppl program (the loop runs in another thread). On the
+  loop's own thread a pending future cannot be waited for without deadlocking, so that
+  raises `ApplError` telling you to `await` it instead.
 * `await fut.result()` / `fut.result_sync()`     -> the full `GenResult` (response, usage,
   tool calls and results, the messages the gen added).
 * `async for chunk in fut` / `for chunk in fut`  -> streamed text deltas (gen(stream=True)).
@@ -21,6 +22,8 @@ for it in the background (see appl.prompt).
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -67,6 +70,7 @@ class GenFuture:
         "_chunk_waiters",
         "_chunks",
         "_exc",
+        "_group",
         "_loop",
         "_result",
         "_retrieved",
@@ -85,6 +89,7 @@ class GenFuture:
         self._waiters: list[asyncio.Future[None]] = []
         self._chunks: list[str] = []
         self._chunk_waiters: list[asyncio.Future[None]] = []
+        self._group: tuple[GenFuture, ...] | None = None  # the k futures of one gen(n=k)
 
     # --- completion (loop thread only) -------------------------------------------------
 
@@ -135,9 +140,10 @@ class GenFuture:
         if _running_loop() is self._loop:
             raise ApplError(
                 f"gen at {self.site.file}:{self.site.line} is still running and this is the "
-                "event loop's thread, so blocking on it would deadlock: use `await` on it "
-                "(inside async code str(), f-strings outside @ppl and attribute access on a "
-                "pending gen are not allowed)"
+                "event loop's thread, so blocking on it would deadlock: use `await` on it first "
+                "(in async code, reading a pending gen's value - ==, hash, len, in, str(), "
+                "json.dumps, f-strings outside @ppl, attribute access - is refused; after "
+                "`await` they all work)"
             )
         if self._loop.is_closed():
             raise ApplError("the run that owned this gen has ended before the gen finished")
@@ -210,6 +216,10 @@ class GenFuture:
             yield chunk
 
     # --- using the value ---------------------------------------------------------------------
+    # The rule (docs/appl.md, "Using a result"): every operation a str (or the structured
+    # value) supports behaves as it does on the resolved value, reading the future first. So
+    # equal texts compare and hash equal, and Counter/set/dict/sorted/max give the answers a
+    # user expects. Reading a pending future on the event loop's thread raises ApplError.
 
     def __str__(self) -> str:
         return prompt_text_of(self.value())
@@ -226,6 +236,31 @@ class GenFuture:
             state = "pending"
         return f"<GenFuture {self.site.path}#{self.site.occurrence} {state}>"
 
+    def __eq__(self, other: object) -> bool:
+        return bool(self.value() == _value_of(other))
+
+    def __ne__(self, other: object) -> bool:
+        return bool(self.value() != _value_of(other))
+
+    def __lt__(self, other: object) -> bool:
+        return bool(self.value() < _value_of(other))
+
+    def __le__(self, other: object) -> bool:
+        return bool(self.value() <= _value_of(other))
+
+    def __gt__(self, other: object) -> bool:
+        return bool(self.value() > _value_of(other))
+
+    def __ge__(self, other: object) -> bool:
+        return bool(self.value() >= _value_of(other))
+
+    def __hash__(self) -> int:
+        if not self.done() and _running_loop() is self._loop and _called_from_asyncio():
+            # asyncio.gather/wait/as_completed put their arguments in a dict or set for a
+            # moment, keyed by identity; a pending gen cannot give its value's hash there.
+            return object.__hash__(self)
+        return hash(self.value())
+
     def __add__(self, other: object) -> Any:
         from appl.prompt import concat
 
@@ -236,6 +271,11 @@ class GenFuture:
 
         return concat(other, self)
 
+    def __mul__(self, count: int) -> Any:
+        return self.value() * count
+
+    __rmul__ = __mul__
+
     def __len__(self) -> int:
         return len(self.value())
 
@@ -243,10 +283,20 @@ class GenFuture:
         return self.value()[key]
 
     def __contains__(self, item: object) -> bool:
-        return item in self.value()
+        return _value_of(item) in self.value()
 
     def __bool__(self) -> bool:
         return bool(self.value())
+
+    def __int__(self) -> int:
+        return int(self.value())
+
+    def __float__(self) -> float:
+        return float(self.value())
+
+    def __appl_json__(self) -> Any:
+        """What json.dumps writes: the text, or a structured value as its JSON data."""
+        return json_data_of(self.value())
 
     def __getattr__(self, name: str) -> Any:
         # Only called for names GenFuture lacks: forward to the resolved value ("using the
@@ -254,6 +304,49 @@ class GenFuture:
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.value(), name)
+
+
+def _value_of(other: object) -> Any:
+    return other.value() if isinstance(other, GenFuture) else other
+
+
+def json_data_of(value: Any) -> Any:
+    """A value as json.dumps can write it (pydantic objects become their JSON data)."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")
+    return value
+
+
+def _called_from_asyncio() -> bool:
+    caller = sys._getframe(2)  # 0: this function, 1: __hash__, 2: whoever hashed
+    return str(caller.f_globals.get("__name__", "")).startswith("asyncio.")
+
+
+def _install_json_support() -> None:
+    """Let json.dumps write gen results (and lazy prompt text) like their values.
+
+    json's encoder only accepts real str/int/list/dict objects and asks `default` for anything
+    else; a result is not a str until it resolves, so the stock `JSONEncoder.default` is
+    wrapped once: objects with `__appl_json__` are converted, everything else goes to the
+    original (an encoder subclass that overrides `default` and calls super() gets it too).
+    """
+    original = json.JSONEncoder.default
+    if getattr(original, "_appl_wrapped", False):
+        return
+
+    def default(self: json.JSONEncoder, o: Any) -> Any:
+        convert = getattr(type(o), "__appl_json__", None)
+        if convert is not None:
+            return convert(o)
+        return original(self, o)
+
+    default._appl_wrapped = True  # type: ignore[attr-defined]
+    default.__doc__ = original.__doc__
+    json.JSONEncoder.default = default  # type: ignore[method-assign]
+
+
+_install_json_support()
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

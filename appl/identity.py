@@ -147,6 +147,8 @@ def request_to_jsonable(request: GenRequest) -> dict[str, Any]:
         "response_format": request.response_format,
         "stream": request.stream,
         "extra": request.extra,
+        # only when asked for: the hashes of one-choice requests stay as they were
+        **({"n": request.n} if request.n != 1 else {}),
     }
 
 

@@ -99,6 +99,9 @@ class PromptText:
     def __repr__(self) -> str:
         return f"PromptText({self.segments!r})"
 
+    def __appl_json__(self) -> str:
+        return self.render()  # json.dumps writes the text (see appl.future)
+
     def __add__(self, other: object) -> str | PromptText:
         return concat(self, other)
 

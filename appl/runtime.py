@@ -44,7 +44,7 @@ from appl.structured import (
     retry_messages,
 )
 from appl.tools import Tool, ToolResult, run_tool_calls
-from appl.types import GenRequest, GenResponse, Message, ModelAPI, Role
+from appl.types import GenRequest, GenResponse, Message, ModelAPI, Role, ToolCall
 
 # --- the model-resolution hook -------------------------------------------------------------
 
@@ -70,6 +70,25 @@ def use_model_resolver(resolver: ModelResolver) -> Iterator[None]:
         yield
     finally:
         _resolver_override.reset(token)
+
+
+# Answers a tool call from a recording (the replay layer installs one): (identity of the
+# request that asked for the tool, the call) -> the recorded result, or None to run the tool.
+ToolReplayer = Callable[[CallIdentity, ToolCall], ToolResult | None]
+_tool_replayer: contextvars.ContextVar[ToolReplayer | None] = contextvars.ContextVar(
+    "appl_tool_replayer", default=None
+)
+
+
+@contextmanager
+def use_tool_replayer(replayer: ToolReplayer) -> Iterator[None]:
+    """Answer the tool calls of gens started in this block from `replayer` (tools marked
+    pure still run)."""
+    token = _tool_replayer.set(replayer)
+    try:
+        yield
+    finally:
+        _tool_replayer.reset(token)
 
 
 def resolve_model(alias: str | None, identity: CallIdentity) -> ModelAPI:
@@ -132,6 +151,8 @@ class GenOptions:
     format_retries: int = 2
     stream: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    n: int = 1  # completions wanted (gen(n=k) > 1 resolves a group of k futures)
+    empty_hint: str = ""  # why the prompt was empty when gen() ran (for the error)
 
     def for_event(self) -> dict[str, Any]:
         fmt = self.response_format
@@ -143,6 +164,7 @@ class GenOptions:
             "response_format": fmt.__name__ if is_model_class(fmt) else fmt,
             "format_retries": self.format_retries,
             "stream": self.stream,
+            **({"n": self.n} if self.n != 1 else {}),
         }
 
 
@@ -161,7 +183,10 @@ class Runtime:
         self.closed = False
 
     def submit(
-        self, fut: GenFuture, items: tuple[tuple[Role, Part], ...], options: GenOptions
+        self,
+        fut: GenFuture | list[GenFuture],
+        items: tuple[tuple[Role, Part], ...],
+        options: GenOptions,
     ) -> None:
         """Start a gen task (from the loop thread, or thread-safely from a sync body)."""
         try:
@@ -177,14 +202,21 @@ class Runtime:
 
     def _spawn(
         self,
-        fut: GenFuture,
+        fut: GenFuture | list[GenFuture],
         items: tuple[tuple[Role, Part], ...],
         options: GenOptions,
     ) -> None:
         if self.closed:
-            fut._set_exception(ApplError(f"run {self.name!r} has ended; gen not started"))
+            for one in fut if isinstance(fut, list) else (fut,):
+                one._set_exception(ApplError(f"run {self.name!r} has ended; gen not started"))
             return
-        task = self.loop.create_task(self._run_gen(fut, items, options))
+        if isinstance(fut, list):
+            from appl.gen_n import run_gen_n  # late: only programs using gen(n=k) need it
+
+            coro = run_gen_n(self, fut, items, options)
+        else:
+            coro = self._run_gen(fut, items, options)
+        task = self.loop.create_task(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
@@ -198,7 +230,10 @@ class Runtime:
         await self.drain()
         self.closed = True
         for fut in self.failed:
-            if not fut._retrieved and fut._exc is not None:
+            # a gen(n=k) group that failed as a whole shares one error: reading any one is
+            # reading it
+            group = fut._group or (fut,)
+            if fut._exc is not None and not any(f._retrieved for f in group if f._exc is fut._exc):
                 fut._retrieved = True
                 raise fut._exc
 
@@ -250,7 +285,9 @@ class Runtime:
             await dep._wait()
         messages = render_messages(items)  # re-raises the error of a failed input gen
         if not messages:
-            raise ApplError(f"gen() at {site.file}:{site.line} has an empty prompt")
+            raise ApplError(
+                f"gen() at {site.file}:{site.line} has an empty prompt{options.empty_hint}"
+            )
         alias = default_alias(options.model)
         response_format = response_format_for(options.response_format)
         structured = options.response_format if is_model_class(options.response_format) else None
@@ -385,6 +422,11 @@ class Runtime:
                     "retries": response.retries,
                     "cost_usd": response.cost_usd,
                     **({"chunks": chunks} if chunks is not None else {}),
+                    **(
+                        {"choices": [_choice_data(c) for c in response.choices]}
+                        if request.n > 1
+                        else {}
+                    ),
                 },
                 identity,
             )
@@ -411,8 +453,30 @@ class Runtime:
                     "ok": result.ok,
                     "content": result.content,
                     "duration_s": result.duration_s,
+                    **({"replayed": True} if result.replayed else {}),
                 },
                 identity,
             )
 
-        return await run_tool_calls(response.tool_calls, tools, started, done)
+        replayer = _tool_replayer.get()
+        recorded = None
+        if replayer is not None:
+
+            def recorded(call: ToolCall) -> ToolResult | None:
+                target = tools.get(call.name)
+                if target is not None and target.pure:
+                    return None  # pure tools run again
+                return replayer(identity, call)
+
+        return await run_tool_calls(response.tool_calls, tools, started, done, recorded)
+
+
+def _choice_data(choice: Any) -> dict[str, Any]:
+    """One choice of a gen(n=k) response as trace data (replayed by appl.trace._replay)."""
+    return {
+        "text": choice.text,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in choice.tool_calls
+        ],
+        "finish_reason": choice.finish_reason,
+    }

@@ -74,6 +74,7 @@ class ToolResult:
     value: Any = None  # the Python return value (None on error)
     error: BaseException | None = None
     duration_s: float = 0.0
+    replayed: bool = False  # answered from a trace (value is then None: only text is kept)
 
     def to_message(self) -> Message:
         return Message(role="tool", content=self.content, tool_call_id=self.call.id)
@@ -83,11 +84,19 @@ class Tool:
     """A callable the model may invoke, with its spec and an argument validator."""
 
     def __init__(
-        self, func: Callable[..., Any], *, name: str | None = None, description: str | None = None
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        pure: bool = False,
     ):
         if not callable(func):
             raise TypeError(f"a tool must be callable, got {type(func).__name__}")
         self.func = func
+        # pure: no side effects and the same answer for the same arguments, so a replay may
+        # run it again; other tools' results are replayed from the trace (appl.trace)
+        self.pure = pure
         self.is_async = inspect.iscoroutinefunction(func)
         signature = inspect.signature(func)
         try:
@@ -140,11 +149,15 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    pure: bool = False,
 ) -> Any:
-    """Decorator: `@tool` or `@tool(name=..., description=...)` -> `Tool`."""
+    """Decorator: `@tool` or `@tool(name=..., description=..., pure=True)` -> `Tool`.
+
+    pure=True: the tool has no side effects and answers the same for the same arguments; a
+    replay runs it again instead of answering it from the trace."""
     if func is None:
-        return lambda f: Tool(f, name=name, description=description)
-    return Tool(func, name=name, description=description)
+        return lambda f: Tool(f, name=name, description=description, pure=pure)
+    return Tool(func, name=name, description=description, pure=pure)
 
 
 def as_tools(tools: Iterable[Tool | Callable[..., Any]]) -> dict[str, Tool]:
@@ -201,13 +214,18 @@ async def run_tool_calls(
     tools: dict[str, Tool],
     on_start: Callable[[ToolCall], None] | None = None,
     on_done: Callable[[ToolResult], None] | None = None,
+    recorded: Callable[[ToolCall], ToolResult | None] | None = None,
 ) -> list[ToolResult]:
-    """Run all calls concurrently; results in call order. Cancellation cancels them all."""
+    """Run all calls concurrently; results in call order. Cancellation cancels them all.
+
+    recorded: answers a call from a trace instead of running it (None: run it)."""
 
     async def one(call: ToolCall) -> ToolResult:
         if on_start:
             on_start(call)
-        result = await run_tool_call(call, tools)
+        result = recorded(call) if recorded is not None else None
+        if result is None:
+            result = await run_tool_call(call, tools)
         if on_done:
             on_done(result)
         return result

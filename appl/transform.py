@@ -5,7 +5,8 @@ Two rewrites, both keeping the original line numbers (tracebacks and call sites 
 1. Every expression statement of the function's own body (not of nested functions or
    classes), except the docstring and `await`/`yield` statements, becomes
    `__appl_rt__.record(<expr>, <is_call>)`: the runtime adds it to the prompt when it is
-   prompt text (see `appl.core.record` for the exact rule).
+   prompt text (see `appl.core.record` for the exact rule). The docstring, as in APPL, is a
+   leading string written with TRIPLE quotes; a leading "..." or '...' string is prompt.
 2. Every f-string in the function becomes `__appl_rt__.fstring((<literal>, (<value>, <conv>,
    <spec>), ...))`, which is a plain `str` unless a field holds a pending future, in which
    case the future is kept (appl.prompt.PromptText).
@@ -22,7 +23,7 @@ import ast
 import inspect
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from appl.errors import ApplError
 
@@ -100,7 +101,9 @@ def _decorator_name(node: ast.expr) -> str:
     return target.id if isinstance(target, ast.Name) else ""
 
 
-def _parse_function(func: Callable[..., Any]) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]:
+def _parse_function(
+    func: Callable[..., Any],
+) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, str]:
     try:
         source = inspect.getsource(func)
         filename = inspect.getsourcefile(func) or func.__code__.co_filename
@@ -113,11 +116,13 @@ def _parse_function(func: Callable[..., Any]) -> tuple[ast.FunctionDef | ast.Asy
     # needed: dedent breaks on multi-line strings that are less indented than the code.
     offset = func.__code__.co_firstlineno - 1
     if source[:1].isspace():
-        tree = ast.parse("if 1:\n" + source, filename=filename)
+        source = "if 1:\n" + source
+        tree = ast.parse(source, filename=filename)
         fdef = tree.body[0].body[0]  # type: ignore[attr-defined]
         offset -= 1
     else:
         fdef = ast.parse(source, filename=filename).body[0]
+    triple = bool(fdef.body) and _is_triple_quoted(fdef.body[0], source)
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != func.__name__:
         raise ApplError(f"@ppl applies to def / async def statements, not {func.__qualname__}")
     ast.increment_lineno(fdef, offset)
@@ -129,18 +134,43 @@ def _parse_function(func: Callable[..., Any]) -> tuple[ast.FunctionDef | ast.Asy
             "and the def would be lost when the function is recompiled)"
         )
     fdef.decorator_list = []
-    return fdef, filename
+    return fdef, filename, "triple" if triple else ""
 
 
-def compile_ppl(func: Callable[..., Any], hooks: object) -> types.FunctionType:
-    """Return `func` rewritten as described in the module docstring."""
+def _is_triple_quoted(stmt: ast.stmt, source: str) -> bool:
+    """Whether `stmt` is a string statement written with triple quotes (a docstring by APPL's
+    rule, which appl follows: a leading '...' or "..." string is prompt text)."""
+    if not _is_docstring(stmt):
+        return False
+    segment = ast.get_source_segment(source, stmt) or ""
+    return segment.lstrip("rRuU")[:3] in ('"""', "'''")
+
+
+class CompiledPpl(NamedTuple):
+    function: types.FunctionType
+    docstring_excluded: bool  # a leading triple-quoted string was left out of the prompt
+
+
+def compile_ppl(
+    func: Callable[..., Any], hooks: object, docstring_as: str | None = None
+) -> CompiledPpl:
+    """Return `func` rewritten as described in the module docstring.
+
+    docstring_as: None leaves a triple-quoted docstring out of the prompt; "user"/"system"
+    adds it (cleaned like inspect.cleandoc) as the first prompt text, with that role.
+    """
     if not isinstance(func, types.FunctionType):
         raise TypeError(f"@ppl expects a function, got {type(func).__name__}")
-    fdef, filename = _parse_function(func)
+    fdef, filename, leading = _parse_function(func)
     body = fdef.body
-    start = 1 if body and _is_docstring(body[0]) else 0
+    start = 1 if leading == "triple" else 0
     transformer = _Transformer()
-    fdef.body = body[:start] + [transformer.visit(stmt) for stmt in body[start:]]
+    rest = [transformer.visit(stmt) for stmt in body[start:]]
+    if start and docstring_as is not None:
+        doc = inspect.cleandoc(body[0].value.value)  # type: ignore[attr-defined]
+        add = _hook("docstring", body[0], [ast.Constant(docstring_as), ast.Constant(doc)])
+        rest.insert(0, ast.copy_location(ast.Expr(value=add), body[0]))
+    fdef.body = body[:start] + rest
     # defaults and annotations are evaluated by the factory: keep the original objects instead
     fdef.args = _strip_argument_defaults(fdef.args)
     fdef.returns = None
@@ -193,7 +223,7 @@ def compile_ppl(func: Callable[..., Any], hooks: object) -> types.FunctionType:
     new_func.__doc__ = func.__doc__
     new_func.__annotations__ = func.__annotations__
     new_func.__dict__.update(func.__dict__)
-    return new_func
+    return CompiledPpl(new_func, bool(start) and docstring_as is None)
 
 
 def _strip_argument_defaults(args: ast.arguments) -> ast.arguments:

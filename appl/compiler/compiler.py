@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from appl import events
 from appl.compiler.executor import ExecEvent, Executor, LatencyModel
 from appl.compiler.parse import Join, ParsedItem, StreamingPlanParser, Thought, parse_json_plan
 from appl.compiler.plan import (
@@ -164,6 +165,7 @@ class _Run:
         if isinstance(item, ParsedCall):
             step, notes = self.validator.check(item, round=plan.round)
             plan.issues += notes
+            self._emit_line(plan.round, item, step is not None, notes)
             if step is not None:
                 plan.step_ids.append(step.id)
                 rec = self.ex.submit(step)
@@ -172,10 +174,24 @@ class _Run:
         elif isinstance(item, PlanIssue):
             self.validator.reject_syntax(item)
             plan.issues.append(item)
+            self._emit_line(plan.round, None, False, [item])
         elif isinstance(item, Thought):
             plan.thoughts.append(item.text)
         elif isinstance(item, Join):
             plan.joined = True
+
+    def _emit_line(
+        self, round_no: int, call: ParsedCall | None, accepted: bool, notes: list[PlanIssue]
+    ) -> None:
+        if events.has_listeners():
+            data: dict[str, Any] = {"round": round_no, "accepted": accepted}
+            if call is not None:
+                data.update(step_id=call.id, tool=call.tool, line=call.line)
+            elif notes:
+                data["line"] = notes[0].line
+            if notes:
+                data["issue"] = "; ".join(f"{n.kind}: {n.message}" for n in notes)
+            events.emit("plan_line", self.ex.run_id, data)
 
     def _planner_messages(self, round_no: int) -> list[Message]:
         first = self.validator.next_id
@@ -255,6 +271,15 @@ class _Run:
         self._count(response)
         decision = replace(parse_join(response.text), started_at=started, finished_at=self.ex.now())
         self.joins.append(decision)
+        if events.has_listeners():
+            text, thought = decision.text, decision.thought
+            events.emit(
+                "join",
+                self.ex.run_id,
+                {"round": round_no, "action": decision.action, "text": text, "thought": thought},
+            )
+            if decision.action == "replan":
+                events.emit("replan", self.ex.run_id, {"round": round_no, "reason": text})
         this_round = [r for r in records if r.step.round == round_no]
         self.feedback.append(
             f"{render_results(this_round, self.plans[-1].issues)}\n\n"

@@ -187,6 +187,7 @@ class Executor:
             r.status, r.error, r.finished_at = "skipped", f"skipped because {why}", self.now()
             self._ready.discard(r.id)
             self._log("skipped", r.id, r.error)
+            self._emit_result(r)
             self._finish_one()
             for child in self._dependents.pop(r.id, []):
                 stack.append((self.records[child], f"step {r.id} was skipped ({why})"))
@@ -313,9 +314,9 @@ class Executor:
                 rec.started_at = self.now()
             self._log("started", rec.id, f"attempt {attempt + 1}")
             events.emit(
-                "tool_call",
+                "step_start",
                 self.run_id,
-                {"name": tool.name, "arguments": args, "id": str(rec.id)},
+                {"id": rec.id, "tool": tool.name, "args": args, "attempt": attempt + 1},
             )
             try:
                 try:
@@ -332,15 +333,22 @@ class Executor:
         raise AssertionError("unreachable")
 
     def _emit_result(self, rec: StepRecord) -> None:
-        if events.has_listeners():
+        """step_done / step_failed (skipped steps too) for traces (appl.events)."""
+        if not events.has_listeners():
+            return
+        data: dict[str, Any] = {"id": rec.id, "tool": rec.step.tool, "duration_s": rec.duration_s}
+        if rec.ok:
+            events.emit("step_done", self.run_id, {**data, "result": _preview(rec.result)})
+        else:
+            skipped = rec.status == "skipped"
             events.emit(
-                "tool_result",
-                self.run_id,
-                {
-                    "name": rec.step.tool,
-                    "id": str(rec.id),
-                    "ok": rec.ok,
-                    "content": rec.result if rec.ok else rec.error,
-                    "duration_s": rec.duration_s,
-                },
+                "step_failed", self.run_id, {**data, "error": rec.error, "skipped": skipped}
             )
+
+
+def _preview(value: Any, limit: int = 2000) -> Any:
+    """A step's result as trace data: JSON-able values as they are, others as bounded text."""
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"

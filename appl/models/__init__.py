@@ -14,9 +14,10 @@ started on first use), and whatever `register_provider` adds.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from appl.config import ModelConfig, get_config
@@ -87,7 +88,71 @@ def _loop_cache() -> dict[str, ManagedModel]:
     cache = _cache.get(loop)
     if cache is None:
         cache = _cache[loop] = {}
+        _close_at_loop_shutdown(loop)
     return cache
+
+
+# loop -> the suspended async generator whose `finally` closes that loop's models
+_shutdown_hooks: weakref.WeakKeyDictionary[object, AsyncGenerator[None, None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _close_at_loop_shutdown(loop: asyncio.AbstractEventLoop) -> None:
+    """Close this loop's models when the loop shuts down, so `asyncio.run(main())` leaves no
+    open HTTP sessions behind ("Unclosed client session" warnings, leaked connections).
+
+    asyncio has no loop-shutdown callback, but every way of ending a loop properly
+    (asyncio.run, asyncio.Runner, `loop.shutdown_asyncgens()`) closes the async generators
+    that loop has started. So one generator is started here and parked at its `yield`; the
+    loop closes it at shutdown, and its `finally` closes the models while the loop still
+    runs. Loops ended without shutdown_asyncgens are handled at interpreter exit instead.
+    """
+
+    async def closer() -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            _shutdown_hooks.pop(asyncio.get_running_loop(), None)
+            await close_models()
+
+    agen = closer()
+    step = agen.__anext__()  # the loop's first-iteration hook registers the generator now
+    try:
+        step.send(None)
+    except StopIteration:
+        pass
+    # The loop only keeps a weak reference, so the generator must be held; but it holds the
+    # loop (its finalizer hook), so holding it in a module-level table would keep every
+    # loop alive (a sync run makes one per run). Kept on the loop itself, the two form a
+    # cycle the garbage collector frees; loops without a __dict__ use the table, which
+    # forgets a loop when it shuts down.
+    try:
+        loop._appl_close_models = agen  # type: ignore[attr-defined]
+    except AttributeError:
+        _shutdown_hooks[loop] = agen
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """Models of loops that were left without shutting down (a loop the program made and
+    never closed): close them on their loop now, quietly. Running loops are left alone."""
+    for loop, cache in list(_cache.items()):
+        if not cache or not isinstance(loop, asyncio.AbstractEventLoop):
+            continue
+        if loop.is_closed() or loop.is_running():
+            continue
+        models = list(cache.values())
+        cache.clear()
+        try:
+            loop.run_until_complete(_aclose_all(models))
+        except Exception:  # at exit, closing is best effort and must never raise
+            pass
+
+
+async def _aclose_all(models: list[ManagedModel]) -> None:
+    for model in models:
+        await model.aclose()
 
 
 def get_model(alias: str | None = None) -> ManagedModel:

@@ -23,6 +23,8 @@ import httpx2
 import openai
 from httpcore2._utils import is_socket_readable
 
+from appl.models._tls import ssl_context_for
+
 _UNSET = object()
 
 
@@ -106,7 +108,7 @@ def _use_fast_backend(client: httpx2.AsyncClient) -> None:
 
 
 def make_http_client(
-    *, timeout: httpx2.Timeout, max_connections: int, max_keepalive: int
+    *, timeout: httpx2.Timeout, max_connections: int, max_keepalive: int, base_url: str = ""
 ) -> httpx2.AsyncClient:
     """The httpx2 client handed to `openai.AsyncOpenAI` (openai's defaults, tuned limits).
 
@@ -114,11 +116,14 @@ def make_http_client(
     transports, which stay stock.
     """
     limits = httpx2.Limits(max_connections=max_connections, max_keepalive_connections=max_keepalive)
+    verify = ssl_context_for(base_url)
     if _aiohttp_available() and os.environ.get("APPL_HTTP_BACKEND", "aiohttp") == "aiohttp":
         # openai's own aiohttp transport (the `openai[aiohttp]` extra): the same client API,
         # about a third less CPU per request than httpx's pool on a busy 2-core machine.
-        return openai.DefaultAioHttpClient(limits=limits, timeout=timeout)
-    client = openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout, http2=False)
+        return openai.DefaultAioHttpClient(limits=limits, timeout=timeout, verify=verify)
+    client = openai.DefaultAsyncHttpxClient(
+        limits=limits, timeout=timeout, http2=False, verify=verify
+    )
     try:
         _use_fast_backend(client)
     except Exception:  # an httpx2 laid out differently: the stock backend is fine

@@ -49,6 +49,7 @@ class ManagedModel:
         self.in_flight = 0  # attempts currently holding a concurrency slot
         self._prepared = False
         self._emulated_calls = 0  # numbers the ids of emulated tool calls
+        self._n_short = False  # the server answered fewer choices than asked: emulate n
 
     @property
     def capabilities(self) -> dict[str, bool]:
@@ -78,7 +79,7 @@ class ManagedModel:
                 self.generate, request, on_text, self._emulated_calls
             )
         prompt_tokens, completion_tokens = self.estimate(request)
-        emulate_n = request.n > 1 and not self.config.supports("n")
+        emulate_n = request.n > 1 and (self._n_short or not self.config.supports("n"))
         copies = request.n if emulate_n else 1
         estimate = prompt_tokens * copies + completion_tokens
         reservation: Reservation = reserve(
@@ -91,12 +92,28 @@ class ManagedModel:
                 response = await self._with_retries(
                     request, on_text, prompt_tokens + completion_tokens
                 )
+                if request.n > 1 and len(response.choices) < request.n:
+                    response = await self._top_up_choices(request, response, prompt_tokens)
         except BaseException:
             reservation.release()
             raise
         response.cost_usd = self.cost(response.usage)
         reservation.settle(self.name, response.usage, response.cost_usd)
         return response
+
+    async def _top_up_choices(
+        self, request: GenRequest, response: GenResponse, prompt_tokens: int
+    ) -> GenResponse:
+        """The server answered fewer choices than `n` without an error (the llama.cpp server
+        returns one for n=2): ask for the missing ones one by one, and emulate `n` for this
+        model from now on."""
+        self._n_short = True
+        have = response.choices or (
+            Choice(response.text, response.tool_calls, response.finish_reason),
+        )
+        missing = request.n - len(have)
+        rest = await self._emulate_n(replace(request, n=missing), None, prompt_tokens)
+        return self._merge([replace(response, choices=have), rest])
 
     async def _emulate_n(
         self, request: GenRequest, on_text: TextCallback | None, prompt_tokens: int
@@ -109,12 +126,20 @@ class ManagedModel:
                 group.create_task(self._with_retries(single, on_text if i == 0 else None, per_call))
                 for i in range(request.n)
             ]
-        parts = [t.result() for t in tasks]
+        return self._merge([t.result() for t in tasks])
+
+    @staticmethod
+    def _merge(parts: list[GenResponse]) -> GenResponse:
+        """One response holding every choice of `parts` (usage and retries summed)."""
         first = parts[0]
         usage = Usage()
         for part in parts:
             usage = usage + part.usage
-        choices = tuple(Choice(p.text, p.tool_calls, p.finish_reason) for p in parts)
+        choices = tuple(
+            c
+            for p in parts
+            for c in (p.choices or (Choice(p.text, p.tool_calls, p.finish_reason),))
+        )
         return replace(
             first,
             usage=usage,

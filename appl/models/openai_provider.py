@@ -1,20 +1,26 @@
-"""Provider "openai": any OpenAI-compatible chat-completions server via `openai.AsyncOpenAI`.
+"""Provider "openai": any OpenAI-compatible chat-completions server.
 
 One attempt per `generate` call: the client's own retries are off (max_retries=0) because the
 retry policy lives in one place, `appl.models._managed`. This module only translates
 GenRequest -> chat.completions and back, and every failure into an `appl.errors` class.
+
+Non-streaming requests go over aiohttp directly (appl.models._direct) when it is installed
+and APPL_HTTP_BACKEND is not "httpx"; streams, and everything under APPL_HTTP_BACKEND=httpx,
+use `openai.AsyncOpenAI`. The openai package is imported only then: importing it is most of
+what the first call of a process used to cost.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import inspect
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any
+import os
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-import openai
 import pydantic
 
 from appl.accounting import estimate_prompt_tokens
@@ -28,8 +34,13 @@ from appl.errors import (
     RateLimitError,
     ServerError,
 )
-from appl.models._http import make_http_client
+from appl.models._tls import PROXY_VARS
 from appl.types import Choice, GenRequest, GenResponse, TextCallback, ToolCall, Usage
+
+if TYPE_CHECKING:
+    import openai
+
+    from appl.models._direct import DirectClient
 
 # The most idle keep-alive connections kept per model (the openai client's own default).
 MAX_KEEPALIVE = 100
@@ -49,24 +60,58 @@ class OpenAIModel:
         self.config = config
         self._resolve_base_url = base_url  # for servers started on demand (provider "local")
         self._client: openai.AsyncOpenAI | None = None
+        self._direct: DirectClient | None = None
+        self._base_url: str | None = None
         self._client_lock = asyncio.Lock()
+        self._use_direct = _direct_available()
 
     async def prepare(self) -> None:
-        """Build the client (and start an on-demand server) before the first request is timed."""
-        await self._get_client()
+        """Resolve the endpoint (and start an on-demand server) before the first request is
+        timed. Clients are built on first use (the openai one only for streams)."""
+        await self._get_base_url()
+
+    async def _get_base_url(self) -> str:
+        if self._base_url is None:
+            # Concurrent first calls must resolve once: resolving may start the local server.
+            async with self._client_lock:
+                if self._base_url is None:
+                    self._base_url = str(
+                        await self._resolve_base_url()
+                        if self._resolve_base_url
+                        else self.config.base_url
+                    )
+        return self._base_url
+
+    async def _get_direct(self) -> DirectClient:
+        if self._direct is None:
+            base_url = await self._get_base_url()
+            if self._direct is None:  # another caller may have built it meanwhile
+                from appl.models._direct import DirectClient
+                from appl.models._tls import ssl_context_for
+
+                self._direct = DirectClient(
+                    base_url,
+                    self.config.resolve_api_key(),
+                    timeout_s=self.config.timeout_s,
+                    max_connections=max(self.config.max_concurrency, MAX_KEEPALIVE),
+                    ssl_context=ssl_context_for(base_url),
+                )
+        return self._direct
 
     async def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is not None:
             return self._client
-        # Concurrent first calls must build ONE client: resolving the base URL may await (the
-        # local server starting), and without the lock each caller would build its own and
-        # all but the last would leak their connection pools.
+        base_url = await self._get_base_url()
+        # Concurrent first calls must build ONE client: all but the last would leak their
+        # connection pools.
         async with self._client_lock:
             if self._client is not None:
                 return self._client
-            base_url = (
-                await self._resolve_base_url() if self._resolve_base_url else self.config.base_url
-            )
+            import httpx2
+            import openai
+
+            from appl.models._http import make_http_client
+
             # One knob for every phase: on a loaded machine even a localhost connect can wait
             # seconds for the event loop when a thousand calls start at once.
             timeout = httpx2.Timeout(self.config.timeout_s)
@@ -83,11 +128,15 @@ class OpenAIModel:
                     timeout=timeout,
                     max_connections=max(slots, MAX_KEEPALIVE),
                     max_keepalive=min(slots, MAX_KEEPALIVE),
+                    base_url=str(base_url),
                 ),
             )
         return self._client
 
     async def aclose(self) -> None:
+        if self._direct is not None:
+            direct, self._direct = self._direct, None
+            await direct.aclose()
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
@@ -126,10 +175,18 @@ class OpenAIModel:
     async def generate(
         self, request: GenRequest, *, on_text: TextCallback | None = None
     ) -> GenResponse:
-        client = await self._get_client()
         try:
             if request.stream:
-                return await self._stream(client, request, on_text)
+                return await self._stream(await self._get_client(), request, on_text)
+            if self._use_direct:
+                direct = await self._get_direct()
+                raw = await direct.post(self.request_body(request))
+                if raw.status >= 400:
+                    raise self.status_error(raw.status, raw.reason, raw.content, raw.headers)
+                return _from_json(json.loads(raw.content))
+            client = await self._get_client()
+            import httpx2
+
             # The client's own POST (base URL, auth, headers, timeouts, APIStatusError on
             # non-2xx), cast to the raw httpx response: the completion is read from the JSON
             # directly instead of being validated into pydantic objects first (which cost
@@ -220,47 +277,101 @@ class OpenAIModel:
             usage_estimated=estimated,
         )
 
+    def status_error(
+        self, status: int, reason: str, body: Any, headers: Mapping[str, str] | None
+    ) -> ModelError:
+        """The error for an HTTP error status (the same from either client)."""
+        if isinstance(body, bytes | str):
+            try:
+                body = json.loads(body)
+            except ValueError:
+                body = None
+        inner = body.get("error", body) if isinstance(body, dict) else None
+        message = inner.get("message") if isinstance(inner, dict) else None
+        detail = ": ".join(str(p) for p in (reason, message) if p) or f"HTTP {status}"
+        alias = self.name
+        retry_after = _retry_after(headers) if headers is not None else None
+        kw: dict[str, Any] = {"model": alias, "status_code": status, "retry_after": retry_after}
+        if status == 404 and not self._base_url_has_version():
+            detail += (
+                f"; the base URL {self._base_url or self.config.base_url!r} has no /v1 - "
+                "OpenAI-compatible servers usually serve /v1/chat/completions: try base_url "
+                f"ending in /v1{self._origin_note()}"
+            )
+        elif status in (401, 403, 404):  # wrong key, wrong URL, wrong model name
+            detail += self._origin_note()
+        text = f"model {alias!r}: HTTP {status} ({detail})"
+        cls: type[ModelError] = ClientRequestError
+        if status == 429:
+            cls = RateLimitError
+        elif status == 408:
+            cls = ModelTimeoutError
+        elif status == 409 or status >= 500:
+            cls = ServerError
+        error = cls(text, **kw)
+        error.detail = detail  # type: ignore[attr-defined]  # the retry policy's "last: ..."
+        return error
+
+    def _origin_note(self) -> str:
+        """Where this alias is configured, for errors that point at the configuration."""
+        origin = self.config.origin
+        return f" (model {self.name!r} is configured in {origin})" if origin else ""
+
+    def _base_url_has_version(self) -> bool:
+        url = (self._base_url or self.config.base_url or "").rstrip("/")
+        last = url.rsplit("/", 1)[-1].lower()
+        return last.startswith("v") and last[1:2].isdigit()
+
     def translate(self, exc: BaseException) -> ModelError:
         """Map a client-side exception to the appl.errors class the retry policy understands."""
         alias = self.name
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            detail = _error_detail(exc)
-            retry_after = _retry_after(exc.response.headers) if exc.response is not None else None
-            kw: dict[str, Any] = {"model": alias, "status_code": status, "retry_after": retry_after}
-            text = f"model {alias!r}: HTTP {status} ({detail})"
-            cls: type[ModelError] = ClientRequestError
-            if status == 429:
-                cls = RateLimitError
-            elif status == 408:
-                cls = ModelTimeoutError
-            elif status == 409 or status >= 500:
-                cls = ServerError
-            error = cls(text, **kw)
-            error.detail = detail  # type: ignore[attr-defined]  # the retry policy's "last: ..."
-            return error
+        # The client libraries are looked up, not imported: an exception can only come from
+        # one that is already loaded, and importing openai here would cost the time saved.
+        openai = sys.modules.get("openai")
+        httpx2 = sys.modules.get("httpx2")
+        aiohttp = sys.modules.get("aiohttp")
+        if openai is not None and isinstance(exc, openai.APIStatusError):
+            response = exc.response
+            return self.status_error(
+                exc.status_code,
+                response.reason_phrase if response is not None else "",
+                exc.body,
+                response.headers if response is not None else None,
+            )
         if (dropped := _dropped_connection(exc)) is not None:
             return ModelConnectionError(
-                f"model {alias!r}: connection failed: {type(dropped).__name__}: {dropped}",
+                f"model {alias!r}: connection failed: {type(dropped).__name__}: {dropped}"
+                f"{self._origin_note()}",
                 model=alias,
             )
-        if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
+        timeouts: tuple[type[BaseException], ...] = (TimeoutError,)
+        if openai is not None and httpx2 is not None:
+            timeouts += (openai.APITimeoutError, httpx2.TimeoutException)
+        if isinstance(exc, timeouts):
             return ModelTimeoutError(
                 f"model {alias!r}: no answer within {self.config.timeout_s:g}s", model=alias
             )
-        if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
+        connection: tuple[type[BaseException], ...] = ()
+        if openai is not None and httpx2 is not None:
+            connection += (openai.APIConnectionError, httpx2.TransportError)
+        if aiohttp is not None:
+            connection += (aiohttp.ClientError,)
+        if connection and isinstance(exc, connection):
             cause = exc.__cause__ or exc
             return ModelConnectionError(
-                f"model {alias!r}: connection failed: {type(cause).__name__}: {cause}", model=alias
+                f"model {alias!r}: connection failed: {type(cause).__name__}: {cause}"
+                f"{self._origin_note()}",
+                model=alias,
             )
-        if isinstance(
-            exc, json.JSONDecodeError | openai.APIResponseValidationError | pydantic.ValidationError
-        ):
+        invalid: tuple[type[BaseException], ...] = (json.JSONDecodeError, pydantic.ValidationError)
+        if openai is not None:
+            invalid += (openai.APIResponseValidationError,)
+        if isinstance(exc, invalid):
             return BadResponseError(
                 f"model {alias!r}: the server's answer is not a valid completion: {exc}",
                 model=alias,
             )
-        if isinstance(exc, openai.OpenAIError):
+        if openai is not None and isinstance(exc, openai.OpenAIError):
             return ModelError(f"model {alias!r}: {type(exc).__name__}: {exc}", model=alias)
         raise exc  # not a model failure (e.g. a bug, or an on_text callback's own error)
 
@@ -328,16 +439,7 @@ def _dropped_connection(exc: BaseException) -> BaseException | None:
     return None
 
 
-def _error_detail(exc: openai.APIStatusError) -> str:
-    """'Internal Server Error: <the server's message>' (either part may be missing)."""
-    reason = exc.response.reason_phrase if exc.response is not None else ""
-    body = exc.body
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    message = inner.get("message") if isinstance(inner, dict) else None
-    return ": ".join(str(p) for p in (reason, message) if p) or str(exc)
-
-
-def _retry_after(headers: httpx2.Headers) -> float | None:
+def _retry_after(headers: Mapping[str, str]) -> float | None:
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)
         if value:
@@ -346,3 +448,16 @@ def _retry_after(headers: httpx2.Headers) -> float | None:
             except ValueError:
                 continue  # an HTTP date: rare for APIs; fall back to our own backoff
     return None
+
+
+def _direct_available() -> bool:
+    """Whether non-streaming requests go over aiohttp directly (see the module docstring).
+
+    Not when a proxy is configured in the environment: the openai client's transports
+    handle proxies as users expect, and the direct client stays simple (no proxy, no
+    ~/.netrc credentials that could replace the API key)."""
+    if os.environ.get("APPL_HTTP_BACKEND", "aiohttp") != "aiohttp":
+        return False
+    if any(os.environ.get(v) or os.environ.get(v.upper()) for v in PROXY_VARS):
+        return False
+    return importlib.util.find_spec("aiohttp") is not None

@@ -45,7 +45,8 @@ class ScriptedServer:
     Requests that match no rule get `default_reply`; when that is None they get HTTP 400 with a
     message naming the prompt, so a missing rule fails fast instead of answering nonsense.
     `tokens_per_s` simulates generation speed: a reply of k tokens takes k / tokens_per_s
-    seconds, and SSE chunks (one per token) are paced by it.
+    seconds, and SSE chunks (one per token) are paced by it. `max_choices=1` answers one
+    choice whatever `n` asks, as the llama.cpp server does.
     """
 
     def __init__(
@@ -57,12 +58,14 @@ class ScriptedServer:
         tokens_per_s: float | None = None,
         model_names: Sequence[str] = ("scripted",),
         port: int = 0,
+        max_choices: int | None = None,
     ) -> None:
         self.rules: list[Rule] = list(rules)
         self.default_latency = default_latency
         self.default_reply = default_reply
         self.tokens_per_s = tokens_per_s
         self.model_names = list(model_names)
+        self.max_choices = max_choices  # answer at most this many choices, whatever n asks
         self.requests: list[dict[str, Any]] = []  # parsed JSON bodies, in arrival order
         self.in_flight = 0  # chat requests received and not yet answered
         self.max_in_flight = 0  # the most chat requests in flight at once
@@ -300,6 +303,8 @@ class ScriptedServer:
             await self._send_json(writer, 400, {"error": {"message": message, "type": "no_rule"}})
             return True
         n = max(1, int(body.get("n") or 1))
+        if self.max_choices is not None:  # like the llama.cpp server: n>1 silently ignored
+            n = min(n, self.max_choices)
         replies = [
             rule.produce(body, self.default_reply) if rule else _default(self.default_reply, body)
             for _ in range(n)

@@ -44,7 +44,13 @@ def assign_lanes(intervals: Iterable[Interval]) -> list[tuple[int, Interval]]:
 
 
 # lane groups inside one run's process: (category, first tid, label)
-_GROUPS = (("ppl", 1, "@ppl calls"), ("model", 100, "model calls"), ("tool", 200, "tools"))
+_GROUPS = (
+    ("ppl", 1, "@ppl calls"),
+    ("model", 100, "model calls"),
+    ("tool", 200, "tools"),
+    ("step", 300, "plan steps"),
+)
+_PLANNER_TID = 299  # plan lines, joins and replans: instant events on one row
 
 
 def _intervals(view: TraceView, run_index: int) -> list[Interval]:
@@ -85,6 +91,22 @@ def _intervals(view: TraceView, run_index: int) -> list[Interval]:
             )
             for t in g.tools
         )
+    out.extend(
+        Interval(
+            s.start,
+            s.end or end_of_run,
+            f"step {s.step_id} {s.tool}",
+            "step",
+            {
+                "id": s.step_id,
+                "status": s.status,
+                "attempts": s.attempts,
+                "args": str(s.args)[:500],
+                "detail": str(s.detail)[:500],
+            },
+        )
+        for s in run.steps
+    )
     return out
 
 
@@ -142,6 +164,25 @@ def to_chrome(trace: Trace) -> dict[str, Any]:
                         "args": span.args,
                     }
                 )
+        if run.planner:
+            events.append(
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": _PLANNER_TID,
+                 "args": {"name": "planner"}}
+            )  # fmt: skip
+        for rec in run.planner:
+            data = rec.get("data") or {}
+            events.append(
+                {
+                    "ph": "i",
+                    "s": "t",
+                    "name": f"{rec.get('type')} r{data.get('round')}",
+                    "cat": "planner",
+                    "pid": pid,
+                    "tid": _PLANNER_TID,
+                    "ts": us(float(rec.get("time", run.start))),
+                    "args": data,
+                }
+            )
         for stop in run.budget_stops:
             events.append(
                 {

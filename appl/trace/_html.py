@@ -13,7 +13,7 @@ from typing import Any
 
 from appl.trace._chrome import Interval, assign_lanes
 from appl.trace._format import Trace
-from appl.trace._model import GenSpan, RunSpan, TraceView, build_view
+from appl.trace._model import GenSpan, RunSpan, StepSpan, TraceView, build_view, planner_lines
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
@@ -94,6 +94,13 @@ def _timeline(run: RunSpan, view: TraceView) -> str:
                 for t in g.tools
             ],
         ),
+        (
+            "step",
+            [
+                Interval(s.start, s.end or end, f"{s.step_id} {s.tool}", "tool", {"step": s})
+                for s in run.steps
+            ],
+        ),
     )
     for category, intervals in groups:
         placed = assign_lanes(intervals)
@@ -102,7 +109,9 @@ def _timeline(run: RunSpan, view: TraceView) -> str:
             left = 100 * (item.start - start) / span
             width = max(0.3, 100 * (item.end - item.start) / span)
             gen: GenSpan | None = item.args.get("gen")
-            cls = f"bar {category}" + (" error" if gen is not None and gen.error else "")
+            step: StepSpan | None = item.args.get("step")
+            failed = (gen is not None and gen.error) or (step is not None and step.status != "done")
+            cls = f"bar {'tool' if category == 'step' else category}" + (" error" if failed else "")
             target = f' data-target="call-{gen.index}"' if gen is not None else ""
             title = f"{item.name} {item.end - item.start:.3f}s"
             lanes.setdefault(lane, []).append(
@@ -191,6 +200,12 @@ def render_html(trace: Trace) -> str:
     for run in view.runs:
         parts.append(f"<h2>Timeline: {escape(run.function)} ({escape(run.run_id)})</h2>")
         parts.append(_timeline(run, view))
+        if run.steps or run.planner:
+            rows = "".join(
+                f"<li><span class='dim'>{t - run.start:.3f}s</span> {escape(text)}</li>"
+                for t, text in planner_lines(run)
+            )
+            parts.append(f"<h3>Planner</h3><ol class='planner'>{rows}</ol>")
     parts.append('<h2>Calls</h2><input id="filter" placeholder="filter prompts and replies">')
     parts.extend(_call(g) for g in view.gens)
     parts.append(

@@ -82,6 +82,29 @@ class FuncSpan:
 
 
 @dataclass
+class StepSpan:
+    """One step of an LLM-compiler plan (appl.compiler), from step_* events."""
+
+    step_id: int
+    tool: str
+    start: float
+    end: float | None = None
+    status: str = "running"  # running | done | failed | skipped
+    attempts: int = 0
+    args: Any = None
+    detail: Any = None  # the result preview, or the error
+
+    @property
+    def duration(self) -> float:
+        return max(0.0, (self.end or self.start) - self.start)
+
+
+# Planner events that are moments, not spans (shown in order with the steps).
+PLANNER_MARKS = ("plan_line", "replan", "join")
+PLANNER_KINDS = (*PLANNER_MARKS, "step_start", "step_done", "step_failed")
+
+
+@dataclass
 class RunSpan:
     run_id: str
     function: str
@@ -93,7 +116,9 @@ class RunSpan:
     gens: list[GenSpan] = field(default_factory=list)
     funcs: list[FuncSpan] = field(default_factory=list)
     budget_stops: list[dict[str, Any]] = field(default_factory=list)
-    other: list[dict[str, Any]] = field(default_factory=list)  # e.g. compiler planner events
+    steps: list[StepSpan] = field(default_factory=list)  # LLM-compiler plan steps
+    planner: list[dict[str, Any]] = field(default_factory=list)  # plan_line/replan/join records
+    other: list[dict[str, Any]] = field(default_factory=list)  # events of other emitters
 
     @property
     def duration(self) -> float:
@@ -121,6 +146,7 @@ def build_view(trace: Trace) -> TraceView:
     funcs: dict[tuple[str, str], FuncSpan] = {}
     gens: dict[tuple[str, str], GenSpan] = {}
     open_gens: dict[tuple[str, str], list[GenSpan]] = defaultdict(list)  # (run, path)
+    steps: dict[tuple[str, int], StepSpan] = {}
     last_time = float(trace.header.get("time", 0.0))
 
     def run_of(record: dict[str, Any], name: str = "?") -> RunSpan:
@@ -205,7 +231,66 @@ def build_view(trace: Trace) -> TraceView:
                             data.get("content"),
                         )
                         break
+        elif kind in PLANNER_KINDS:
+            _planner_event(run_of(rec, "compiler"), rec, kind, data, t, steps)
         else:  # events other emitters send through the listener interface
             run_of(rec).other.append(rec)
     start = min([r.start for r in runs.values()], default=float(trace.header.get("time", 0)))
     return TraceView(trace, list(runs.values()), start, max(last_time, start))
+
+
+def _planner_event(
+    run: RunSpan,
+    rec: dict[str, Any],
+    kind: str,
+    data: dict[str, Any],
+    t: float,
+    steps: dict[tuple[str, int], StepSpan],
+) -> None:
+    if kind in PLANNER_MARKS:
+        run.planner.append(rec)
+        return
+    try:
+        step_id = int(data.get("id"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        run.other.append(rec)  # not a step event this version understands
+        return
+    span = steps.get((run.run_id, step_id))
+    if span is None:
+        span = StepSpan(step_id, str(data.get("tool")), t)
+        steps[(run.run_id, step_id)] = span
+        run.steps.append(span)
+    if kind == "step_start":
+        span.attempts += 1
+        span.args = data.get("args")
+    elif kind == "step_done":
+        span.end, span.status, span.detail = t, "done", data.get("result")
+    else:
+        span.end, span.detail = t, data.get("error")
+        span.status = "skipped" if data.get("skipped") else "failed"
+
+
+def planner_lines(run: RunSpan) -> list[tuple[float, str]]:
+    """(time, plain text) of every planner event and step of a run, in time order."""
+    out: list[tuple[float, str]] = []
+    for rec in run.planner:
+        data, kind = rec.get("data") or {}, rec.get("type")
+        if kind == "plan_line":
+            verdict = "accepted" if data.get("accepted") else "rejected"
+            text = f"plan r{data.get('round')}: {data.get('line') or data.get('tool')} {verdict}"
+            if data.get("issue"):
+                text += f" ({data['issue']})"
+        elif kind == "join":
+            text = f"join r{data.get('round')}: {data.get('action')} {data.get('text')!r}"
+        else:
+            text = f"replan after r{data.get('round')}: {data.get('reason')}"
+        out.append((float(rec.get("time", run.start)), text))
+    for step in run.steps:
+        text = f"step {step.step_id} {step.tool} {step.duration:.3f}s {step.status}"
+        if step.attempts > 1:
+            text += f" after {step.attempts} attempts"
+        if step.status != "done" and step.detail:
+            text += f": {step.detail}"
+        out.append((step.start, text))
+    out.sort(key=lambda item: item[0])
+    return out

@@ -13,8 +13,10 @@ to write a new, complete trace (replayed and new answers alike, since the runtim
 same events either way).
 
 What is replayed: text, tool calls, finish reason, usage, cost, streamed chunks (re-emitted
-to the stream in order), recorded model errors and budget stops. Tools themselves run again
-(they are program code); their results feed the next request, whose hash must then match.
+to the stream in order), every choice of a gen(n=k), recorded model errors and budget stops,
+and the results of tool calls: a tool is not run again (it may have side effects, or be slow
+or unavailable) unless it is marked pure (`@tool(pure=True)`); its recorded text feeds the
+next request as before (`ToolResult.value` is then None and `.replayed` True).
 """
 
 from __future__ import annotations
@@ -33,9 +35,18 @@ from typing import Any, Literal
 from appl import errors
 from appl.errors import ApplError, BudgetExceededError, ReplayMissError
 from appl.identity import CallIdentity
-from appl.runtime import current_run_id, use_model_resolver
+from appl.runtime import current_run_id, use_model_resolver, use_tool_replayer
+from appl.tools import ToolResult
 from appl.trace._format import Trace, read_trace
-from appl.types import GenRequest, GenResponse, ModelAPI, TextCallback, ToolCall, Usage
+from appl.types import (
+    Choice,
+    GenRequest,
+    GenResponse,
+    ModelAPI,
+    TextCallback,
+    ToolCall,
+    Usage,
+)
 
 ReplayMode = Literal["strict", "lenient"]
 
@@ -147,6 +158,16 @@ class ReplayIndex:
         self._counts: dict[str, int] = defaultdict(int)
         self.hits = 0
         self.misses: list[str] = []
+        # recorded tool results: (run, call key of the request that asked, tool call id) -> data
+        self.tool_results: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for rec in trace.records:
+            call = rec.get("call")
+            if rec.get("type") == "tool_result" and call and "path" in call:
+                key = f"{call['path']}#{call['occurrence']}.{call['step']}"
+                data = rec.get("data") or {}
+                self.tool_results[(str(rec.get("run")), key, str(data.get("id")))] = data
+        self._matched: dict[tuple[str, str], str] = {}  # (live run, call key) -> recorded run
+        self.tool_hits = 0
 
     def _ordinal(self, live_run: str, name: str) -> int:
         if live_run not in self._live:
@@ -164,8 +185,21 @@ class ReplayIndex:
             for item in self.table.get((run, identity.key), ()):
                 if item.call["request_hash"] == identity.request_hash:
                     self.hits += 1
+                    self._matched[(live_run, identity.key)] = item.run
                     return item
         return None
+
+    def tool_result(
+        self, live_run: str, identity: CallIdentity, call: ToolCall
+    ) -> ToolResult | None:
+        """The recorded result of a tool call asked for by the replayed request `identity`
+        (None when that request was not replayed or the trace lacks the result)."""
+        run = self._matched.get((live_run, identity.key))
+        data = None if run is None else self.tool_results.get((run, identity.key, call.id))
+        if data is None:
+            return None
+        self.tool_hits += 1
+        return ToolResult(call, str(data.get("content") or ""), bool(data.get("ok")), replayed=True)
 
     def nearest(self, identity: CallIdentity, request: GenRequest) -> Recorded | None:
         """The same call key if recorded (the request changed), else the most similar request."""
@@ -240,7 +274,19 @@ def recorded_response(item: Recorded) -> GenResponse:
         raise _error_class(err.get("type"))(f"(replayed) {err.get('message')}")
     data = item.response or {}
     usage = data.get("usage") or {}
+    choices = tuple(
+        Choice(
+            text=str(c.get("text") or ""),
+            tool_calls=tuple(
+                ToolCall(str(t.get("id")), str(t.get("name")), str(t.get("arguments")))
+                for t in c.get("tool_calls") or ()
+            ),
+            finish_reason=c.get("finish_reason"),
+        )
+        for c in data.get("choices") or ()  # recorded for gen(n=k) only
+    )
     return GenResponse(
+        choices=choices,
         text=data.get("text") or "",
         tool_calls=tuple(
             ToolCall(str(c.get("id")), str(c.get("name")), str(c.get("arguments")))
@@ -313,6 +359,11 @@ class Replayer:
             return get_model(alias)
         return _MissModel(self, live_run, identity)
 
+    def tool_result(self, identity: CallIdentity, call: ToolCall) -> ToolResult | None:
+        """The tool replayer (appl.runtime.use_tool_replayer): recorded results of tools not
+        marked pure, for requests answered from the trace; a live request's tools run."""
+        return self.index.tool_result(current_run_id() or "?", identity, call)
+
 
 @dataclass
 class _MissModel:
@@ -359,4 +410,5 @@ def replaying(
 
             stack.enter_context(recording(record_to))
         stack.enter_context(use_model_resolver(replayer))
+        stack.enter_context(use_tool_replayer(replayer.tool_result))
         yield replayer

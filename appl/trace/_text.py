@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from appl.trace._format import Trace
-from appl.trace._model import FuncSpan, GenSpan, TraceView, build_view
+from appl.trace._model import FuncSpan, GenSpan, RunSpan, TraceView, build_view, planner_lines
 from appl.trace._replay import request_lines, run_name
 
 
@@ -58,6 +58,14 @@ def _add(node: Tree, item: FuncSpan | GenSpan) -> None:
         _add(branch, child)
 
 
+def _add_planner(node: Tree, run: RunSpan) -> None:
+    colours = {"done": "green", "failed": "red", "skipped": "yellow", "rejected": "red"}
+    for _, text in planner_lines(run):
+        colour = next((c for word, c in colours.items() if word in text.split(":")[0]), "")
+        line = escape(_preview(text, 120))
+        node.add(f"[{colour}]{line}[/]" if colour else line)
+
+
 def render_tree(view: TraceView) -> Tree:
     header = view.trace.header
     title = (
@@ -81,6 +89,8 @@ def render_tree(view: TraceView) -> Tree:
             _add(node, item)
         for stop in run.budget_stops:
             node.add(f"[bold red]budget stop[/] {escape(str(stop.get('message')))}")
+        if run.steps or run.planner:
+            _add_planner(node.add("[bold]planner[/]"), run)
         for rec in run.other:
             node.add(
                 f"[dim]{escape(str(rec.get('type')))} {escape(_preview(str(rec.get('data')), 100))}[/]"

@@ -113,10 +113,37 @@ def test_missing_key_error_names_alias_and_variable(tmp_path: Path) -> None:
 
 def test_unknown_alias_lists_known_ones(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path))
-    with pytest.raises(
-        ConfigError, match=r"unknown model alias 'gpt-5' \(known: env-url, fast, local"
-    ):
+    with pytest.raises(ConfigError, match=r"unknown model alias 'gpt-5'; known: env-url ") as info:
         cfg.model("gpt-5")
+    message = str(info.value)
+    toml = str(tmp_path / "appl.toml")
+    assert f"fast (from {toml})" in message and "local (from built-in)" in message
+    assert f"config file: {toml}" in message
+
+
+def test_errors_name_where_an_alias_and_the_default_come_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saved = config.get_config()
+    try:
+        config.reset_config(load_config(write(tmp_path)))
+        config.configure(
+            models={"mine": {"provider": "openai", "api_key": "k", "base_url": "http://x/v1"}},
+            default_model="missing",
+        )
+        with pytest.raises(ConfigError) as info:
+            config.get_config().model(None)
+        message = str(info.value)
+        assert "'missing' (the default model, chosen by configure())" in message
+        assert "mine (from configure())" in message
+        monkeypatch.setenv("APPL_DEFAULT_MODEL", "from-env")
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://env:1/v1")
+        cfg = load_config(write(tmp_path))
+        with pytest.raises(ConfigError, match=r"chosen by \$APPL_DEFAULT_MODEL"):
+            cfg.model(None)
+        assert "base_url from $OPENAI_BASE_URL" in cfg.model("env-url").origin
+    finally:
+        config.reset_config(saved)
 
 
 def test_bad_files_give_clear_errors(tmp_path: Path) -> None:

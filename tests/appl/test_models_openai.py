@@ -201,3 +201,67 @@ async def test_concurrent_first_calls_build_one_client(scripted) -> None:
         await model.aclose()
     assert [r.text for r in replies] == ["ok"] * 5
     assert len(resolved) == 1
+
+
+async def test_a_404_from_a_base_url_without_v1_suggests_it(scripted) -> None:
+    import pytest
+
+    from appl.errors import ClientRequestError
+
+    server = scripted()
+    scripted_url = server.base_url
+    scripted(model={"base_url": scripted_url.removesuffix("/v1")})  # the same server, no /v1
+    with pytest.raises(ClientRequestError) as info:
+        await get_model().generate(ask("hi"))
+    message = str(info.value)
+    assert "HTTP 404" in message and "try base_url ending in /v1" in message
+    assert "'scripted' is configured in configure()" in message
+
+
+def test_first_plain_call_does_not_import_openai(tmp_path) -> None:
+    """The openai package costs most of a process's first call to import; a plain (not
+    streamed) chat request must not need it (checked in a fresh interpreter)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    program = tmp_path / "first.py"
+    program.write_text(
+        "import asyncio, sys\n"
+        "from appl import configure\n"
+        "from appl.models import get_model, close_models\n"
+        "from appl.testing import ScriptedServer, Rule\n"
+        "from appl.types import GenRequest, Message\n"
+        "server = ScriptedServer([Rule(reply='ok')]).start()\n"
+        "configure(models={'m': {'provider': 'openai', 'api_key': 'k', 'api_key_env': None,\n"
+        "                        'base_url': server.base_url}}, default_model='m')\n"
+        "async def main():\n"
+        "    r = await get_model().generate(GenRequest(model='m', messages=[Message('user', 'hi')]))\n"
+        "    await close_models()\n"
+        "    return r.text\n"
+        "print(asyncio.run(main()), 'openai' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.stdout.split() == ["ok", "False"], done.stdout + done.stderr[-2000:]
+
+
+async def test_a_proxy_in_the_environment_keeps_the_openai_client(scripted, monkeypatch) -> None:
+    from appl.config import get_config
+    from appl.models import OpenAIModel
+
+    scripted([Rule(reply="via openai")])
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # ...and localhost bypasses it
+    model = OpenAIModel(get_config().model("scripted"))
+    try:
+        assert not model._use_direct
+        assert (await model.generate(ask("hi"))).text == "via openai"
+    finally:
+        await model.aclose()

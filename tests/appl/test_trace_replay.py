@@ -245,3 +245,51 @@ async def test_a_recorded_error_is_paired_with_its_own_request(scripted, tmp_pat
     with replaying(trace):
         assert await two_questions() == ["error", "slow"]
     assert len(server.requests) == 2
+
+
+async def test_tool_results_are_replayed_and_pure_tools_run_again(scripted, tmp_path: Path) -> None:
+    from appl import tool
+
+    runs = {"deploy": 0, "square": 0}
+
+    def deploy(target: str) -> str:
+        """A side effect that must not happen twice."""
+        runs["deploy"] += 1
+        return f"deployed {target} #{runs['deploy']}"
+
+    @tool(pure=True)
+    def square(x: int) -> int:
+        """Pure: replay may run it again."""
+        runs["square"] += 1
+        return x * x
+
+    @ppl
+    async def ops() -> str:
+        """Doc."""
+        "ops go"
+        return await gen(tools=[deploy, square], run_tools=True)
+
+    server = scripted(
+        [
+            Rule(match=lambda b: b["messages"][-1]["role"] == "tool", reply="all done"),
+            Rule(
+                match="ops go",
+                tool_calls=[
+                    {"name": "deploy", "arguments": {"target": "prod"}},
+                    {"name": "square", "arguments": {"x": 7}},
+                ],
+            ),
+        ]
+    )
+    trace = tmp_path / "tools.jsonl"
+    with recording(trace):
+        live = await ops()
+    assert runs == {"deploy": 1, "square": 1} and len(server.requests) == 2
+    seen: list[Event] = []
+    with replaying(trace) as replayer, listening(seen.append):
+        assert await ops() == live
+    assert runs == {"deploy": 1, "square": 2}  # deploy answered from the trace, square re-ran
+    assert len(server.requests) == 2 and replayer.index.tool_hits == 1
+    results = {e.data["name"]: e.data for e in seen if e.kind == "tool_result"}
+    assert results["deploy"]["content"] == "deployed prod #1" and results["deploy"]["replayed"]
+    assert results["square"]["content"] == "49" and "replayed" not in results["square"]
