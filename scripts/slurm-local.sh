@@ -87,9 +87,16 @@ SlurmdTimeout=30
 KillWait=2
 MinJobAge=300
 MaxJobCount=100000
+# Without a default, a job that does not ask for memory is given the whole node's, and with
+# CR_CPU_Memory that runs one job at a time however many CPUs are free.
+DefMemPerCPU=$((mem_mb / cpus))
 NodeName=$NODE NodeHostname=$(hostname -s) NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem_mb State=UNKNOWN
 PartitionName=$PARTITION Nodes=$NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
+  if cmp -s "$CONF.new" "$CONF"; then
+    rm -f "$CONF.new"
+    return 1 # unchanged
+  fi
   mv "$CONF.new" "$CONF"
 }
 
@@ -160,8 +167,14 @@ case "$cmd" in
     exec 9>"$STATE/lock"
     flock 9 # concurrent `up`s (parallel test sessions) wait for the first one
     t0=$(date +%s.%N)
-    if ! { alive "$STATE/run/slurmctld.pid" && ctld_ok && node_ok; }; then
-      write_conf
+    changed=0
+    write_conf && changed=1
+    if alive "$STATE/run/slurmctld.pid" && ctld_ok && node_ok; then
+      if [ "$changed" = 1 ]; then # this script's settings changed since the cluster started
+        say "slurm.conf changed: scontrol reconfigure"
+        timeout 20 scontrol reconfigure >/dev/null || die "scontrol reconfigure failed"
+      fi
+    else
       start_munge
       start_slurm
       say "cluster up in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s: node $NODE ($(nproc) CPUs), partition $PARTITION"
