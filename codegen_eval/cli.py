@@ -199,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="slurm: jobs per candidate before it is recorded as infra_error (default 3)",
     )
     r.add_argument(
+        "--slurm-mpi-steps",
+        action="store_true",
+        help="slurm: MPI runs of mpi-completion as `srun --mpi=pmix` steps (ranks confined "
+        "per rank) instead of mpirun in the sandbox; for ranks across nodes",
+    )
+    r.add_argument(
         "--slurm-workdir",
         metavar="DIR",
         help="slurm: batch and result files, visible from the compute nodes "
@@ -297,7 +303,10 @@ def _slurm_executor(
     spec = {
         "factory": "codegen_eval.cli:tasks_from_options",
         "kwargs": {"options": recorded["options"], "plugins": list(plugins)},
-        "env": {"CODEGEN_SANDBOX": args.sandbox},
+        "env": {
+            "CODEGEN_SANDBOX": args.sandbox,
+            "CODEGEN_MPI_LAUNCHER": "srun" if args.slurm_mpi_steps else "sandbox",
+        },
     }
     executor = SlurmExecutor(options, spec)
     try:

@@ -54,6 +54,7 @@ ADJUSTABLE = frozenset(
         "slurm_cpus_per_task",
         "slurm_max_attempts",
         "slurm_workdir",
+        "slurm_mpi_steps",
     }
 )
 PATH_OPTIONS = frozenset(
