@@ -300,9 +300,14 @@ def _slurm_executor(
         max_attempts=args.slurm_max_attempts,
         workdir=Path(args.slurm_workdir) if args.slurm_workdir else Path(f"{log_path}.slurm"),
     )
+    task_options = dict(recorded["options"])
+    if task_options.get("pareval") and task_options.get("pareval_cores") is None:
+        # ParEval's launch plan is capped by "this machine's cores": the compute node must
+        # plan the sweep the submitting machine planned, or sample ids and configs differ.
+        task_options["pareval_cores"] = os.cpu_count() or 1
     spec = {
         "factory": "codegen_eval.cli:tasks_from_options",
-        "kwargs": {"options": recorded["options"], "plugins": list(plugins)},
+        "kwargs": {"options": task_options, "plugins": list(plugins)},
         "env": {
             "CODEGEN_SANDBOX": args.sandbox,
             "CODEGEN_MPI_LAUNCHER": "srun" if args.slurm_mpi_steps else "sandbox",

@@ -34,7 +34,7 @@ from codegen_eval.executors import slurm_client
 from codegen_eval.executors.slurm_client import SlurmError
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Task
 
-__all__ = ["SlurmExecutor", "SlurmOptions"]
+__all__ = ["SlurmExecutor", "SlurmOptions", "sweep_cpus"]
 
 QUEUED = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "RESIZING", "SUSPENDED"})
 MAX_ARRAY = 1000  # Slurm's default MaxArraySize is 1001
@@ -124,11 +124,14 @@ class SlurmExecutor:
         self._background: list[asyncio.Task[None]] = []
         self._last_query_ok = time.monotonic()
         self._fatal: BaseException | None = None
+        self.max_cpus = 0  # the largest node's CPUs (check()); 0: unknown, ask for 1 per job
 
     # ------------------------------------------------------------------ lifecycle
     def check(self) -> str:
         """Blocking: the cluster answers and accepts our job options (SlurmUnavailable)."""
-        return slurm_client.check_cluster(self.options.sbatch_options())
+        line = slurm_client.check_cluster(self.options.sbatch_options())
+        self.max_cpus = slurm_client.largest_node_cpus(self.options.partition)
+        return line
 
     def _prepare(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -220,19 +223,30 @@ class SlurmExecutor:
                     await asyncio.wait_for(self._wake.wait(), deadline - time.monotonic())
                 self._wake.clear()
             items, self._buffer = self._buffer, []
-            # Dealt round-robin, not cut in runs: neighbours in arrival order tend to be alike
-            # (one suite's heavy MPI problems together), and one slow batch holds the run.
-            count = -(-len(items) // size)
-            batches = [items[i::count] for i in range(count)]
-            for start in range(0, len(batches), MAX_ARRAY):
-                await self._submit(batches[start : start + MAX_ARRAY])
+            groups: dict[int, list[_Item]] = {}
+            for it in items:  # one job size per group: a 4-rank sweep gets its 4 CPUs
+                groups.setdefault(self._cpus_for(it.sample), []).append(it)
+            for cpus, group in sorted(groups.items()):
+                # Dealt round-robin, not cut in runs: neighbours in arrival order tend to be
+                # alike (one suite's heavy problems together); one slow batch holds the run.
+                count = -(-len(group) // size)
+                batches = [group[i::count] for i in range(count)]
+                for start in range(0, len(batches), MAX_ARRAY):
+                    await self._submit(batches[start : start + MAX_ARRAY], cpus)
             self._status()
 
-    async def _submit(self, batches: list[list[_Item]]) -> None:
+    def _cpus_for(self, sample: Sample) -> int:
+        """CPUs a job scoring `sample` asks for: its largest ranks x threads launch config
+        (hpc-kernels' configs, ParEval's launch plan), at most the largest node's."""
+        want = sweep_cpus(sample)
+        cap = self.max_cpus or 1
+        return max(self.options.cpus_per_task, min(want, cap))
+
+    async def _submit(self, batches: list[list[_Item]], cpus: int) -> None:
         if not batches:
             return
         self._submissions += 1
-        sub = self._write_batches(batches)
+        sub = self._write_batches(batches, cpus)
         argv = [
             f"--job-name={self.job_name}",
             f"--array=0-{len(batches) - 1}",
@@ -241,6 +255,7 @@ class SlurmExecutor:
             "--no-requeue",
             "--export=ALL",
             *self.options.sbatch_options(),
+            f"--cpus-per-task={cpus}",  # the last one wins over sbatch_options' own
         ]
         error = ""
         for attempt in range(3):  # a busy controller refuses now and then
@@ -267,14 +282,15 @@ class SlurmExecutor:
                 job_id, {it.key: it for it in batch}, sub / f"result-{i}.jsonl", now
             )
 
-    def _write_batches(self, batches: list[list[_Item]]) -> Path:
+    def _write_batches(self, batches: list[list[_Item]], cpus: int) -> Path:
         sub = self.dir / f"s{self._submissions:05d}"
         sub.mkdir(parents=True, exist_ok=True)
         for i, batch in enumerate(batches):
             payload = {
                 "task_spec": self.task_spec,
                 "score_timeout_s": self.score_timeout_s,
-                "concurrency": self.options.cpus_per_task,
+                # the worker scores (CPUs granted // this) candidates at once
+                "cpus_per_candidate": 1 if cpus <= self.options.cpus_per_task else cpus,
                 "items": [
                     {
                         "key": it.key,
@@ -370,6 +386,8 @@ class SlurmExecutor:
                 "node": str(rec.get("node") or ""),
                 "attempts": item.attempts,
             }
+            if rec.get("cpus_granted"):
+                info["cpus_granted"] = int(rec["cpus_granted"])
             if not item.future.done():
                 item.future.set_result((score, info))
 
@@ -407,6 +425,14 @@ class SlurmExecutor:
         for it in self._buffer:
             if not it.future.done():
                 it.future.set_exception(self._fatal)
+
+
+def sweep_cpus(sample: Sample) -> int:
+    """The largest ranks x threads among a sample's launch configurations (1 without any)."""
+    meta = sample.metadata
+    sizes = [int(np_) * int(t) for np_, t in meta.get("configs") or []]
+    sizes += [int(c.get("procs", 1)) * int(c.get("threads", 1)) for c in meta.get("launch") or []]
+    return max(sizes, default=1)
 
 
 def job_ids_in(records: Sequence[dict[str, Any]]) -> set[str]:

@@ -131,6 +131,17 @@ def check_cluster(sbatch_options: Sequence[str], timeout_s: float = 15.0) -> str
     return _one_line(ping)
 
 
+def largest_node_cpus(partition: str | None, timeout_s: float = 15.0) -> int:
+    """CPUs of the partition's largest node (what one job can be granted at most)."""
+    argv = ["sinfo", "-h", "-o", "%c"] + ([f"--partition={partition}"] if partition else [])
+    try:
+        out = _call_sync(argv, timeout_s)
+    except SlurmUnavailable:
+        return 1
+    counts = [int(x.rstrip("+")) for x in out.split() if x.rstrip("+").isdigit()]
+    return max(counts, default=1)
+
+
 async def submit(argv_options: Sequence[str], script_and_args: Sequence[str]) -> str:
     """sbatch; returns the job id (an array's base id)."""
     out = await _call(["sbatch", "--parsable", *argv_options, *script_and_args])

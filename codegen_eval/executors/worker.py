@@ -47,6 +47,26 @@ def job_id_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> str:
     return env.get("SLURM_JOB_ID", "")
 
 
+def _cpus_granted() -> int:
+    """CPUs Slurm gave this job on this node (0 outside a job)."""
+    for name in ("SLURM_CPUS_ON_NODE", "SLURM_CPUS_PER_TASK"):
+        value = os.environ.get(name, "")
+        if value.isdigit():
+            return int(value)
+    return 0
+
+
+def _add_granted_efficiency(score: Score, cpus: int) -> None:
+    """A sweep's efficiency divided by what could really run at once: ranks x threads as
+    asked, but at most the CPUs granted (np=4 on a 2-CPU job is 2-way parallel at best).
+    The scorer's own `efficiency` (by ranks x threads asked) stays, for comparison."""
+    m = score.metrics
+    if {"speedup", "np", "threads"} <= m.keys():
+        asked = max(1.0, float(m["np"]) * float(m["threads"]))
+        m["cpus_granted"] = float(cpus)
+        m["efficiency_granted"] = float(m["speedup"]) / min(asked, float(cpus))
+
+
 def build_tasks(spec: dict[str, Any]) -> list[Task]:
     """The run's tasks from a spec {"factory": "module:function", "kwargs": {...}}."""
     module_name, _, attr = str(spec["factory"]).partition(":")
@@ -63,7 +83,8 @@ async def score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int
     tasks = {t.name: t for t in build_tasks(batch["task_spec"])}
     samples = {name: {s.id: s for s in t.dataset} for name, t in tasks.items()}
     timeout_s = float(batch.get("score_timeout_s", 1800.0))
-    concurrency = max(1, int(os.environ.get("SLURM_CPUS_PER_TASK") or batch.get("concurrency", 1)))
+    per_candidate = max(1, int(batch.get("cpus_per_candidate", 1)))
+    concurrency = max(1, (_cpus_granted() or per_candidate) // per_candidate)
     sem = asyncio.Semaphore(concurrency)
     node = socket.gethostname()
     written = 0
@@ -93,8 +114,12 @@ async def score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int
                 )
                 async with sem:
                     score = await guarded_score(task.scorer, sample, cand, timeout_s)
+            granted = _cpus_granted()
+            if granted:
+                _add_granted_efficiency(score, granted)
             line = {
                 "key": item["key"],
+                "cpus_granted": granted,
                 "score": score_to_json(score),
                 "job_id": job_id,
                 "node": node,

@@ -86,10 +86,23 @@ def test_same_verdicts_local_and_slurm(slurm_cluster: str, tmp_path: Path) -> No
     classes = {v[1] for v in a.values()}
     assert None in classes and len(classes) >= 3, classes  # passes and two kinds of failure
     records = read_log(tmp_path / "slurm.jsonl").score_records
+    hpc_configs = {s.id: s.metadata["configs"] for s in get_suite("hpc-kernels").dataset}
     assert all(r["executor"]["kind"] == "slurm" for r in records)
     jobs = {r["executor"]["job_id"] for r in records}
     assert len(jobs) >= total // 8 and all(j.split("_")[0].isdigit() for j in jobs)
     assert not any("executor" in r for r in read_log(tmp_path / "local.jsonl").score_records)
+    # A sweep's job is granted its ranks x threads (up to a node's CPUs), and efficiency is
+    # also given by what was granted.
+    node_cpus = os.cpu_count() or 1
+    for r in records:
+        if r["suite"] != "hpc-kernels" or r["status"] != "pass":
+            continue
+        m, granted = r["metrics"], r["executor"]["cpus_granted"]
+        asked = int(m["np"] * m["threads"])
+        want = max(int(np_) * int(t) for np_, t in hpc_configs[r["sample_id"]])
+        assert granted == min(want, node_cpus)
+        assert m["cpus_granted"] == granted
+        assert m["efficiency_granted"] == pytest.approx(m["speedup"] / min(asked, granted))
 
 
 async def _kill_one_running_job(ex: SlurmExecutor, killed: list[str]) -> None:
@@ -144,6 +157,16 @@ async def test_scancel_mid_run(slurm_cluster: str, tmp_path: Path, attempts: int
             assert r["executor"]["state"] == "CANCELLED"
             assert f"slurm job {killed[0]} ended CANCELLED" in r["explanation"]
     assert result.scored_now == 50
+
+
+def test_sweep_cpus_reads_both_launch_formats() -> None:
+    from codegen_eval.executors.slurm import sweep_cpus
+    from codegen_eval.types import Sample
+
+    assert sweep_cpus(Sample("a", "")) == 1
+    assert sweep_cpus(Sample("b", "", metadata={"configs": [[1, 1], [4, 1], [2, 2]]})) == 4
+    launch = [{"procs": 1, "threads": 8}, {"procs": 16, "threads": 2}]
+    assert sweep_cpus(Sample("c", "", metadata={"launch": launch})) == 32
 
 
 def test_dead_controller_is_one_line_before_any_work(slurm_cluster: str, tmp_path: Path) -> None:
