@@ -226,27 +226,28 @@ class SlurmExecutor:
             groups: dict[int, list[_Item]] = {}
             for it in items:  # one job size per group: a 4-rank sweep gets its 4 CPUs
                 groups.setdefault(self._cpus_for(it.sample), []).append(it)
-            for cpus, group in sorted(groups.items()):
+            for need, group in sorted(groups.items()):
                 # Dealt round-robin, not cut in runs: neighbours in arrival order tend to be
                 # alike (one suite's heavy problems together); one slow batch holds the run.
                 count = -(-len(group) // size)
                 batches = [group[i::count] for i in range(count)]
                 for start in range(0, len(batches), MAX_ARRAY):
-                    await self._submit(batches[start : start + MAX_ARRAY], cpus)
+                    await self._submit(batches[start : start + MAX_ARRAY], need)
             self._status()
 
     def _cpus_for(self, sample: Sample) -> int:
-        """CPUs a job scoring `sample` asks for: its largest ranks x threads launch config
-        (hpc-kernels' configs, ParEval's launch plan), at most the largest node's."""
-        want = sweep_cpus(sample)
-        cap = self.max_cpus or 1
-        return max(self.options.cpus_per_task, min(want, cap))
+        """CPUs one candidate of `sample` needs: its largest ranks x threads launch config
+        (hpc-kernels' configs, ParEval's launch plan) or its "cpus" hint, at most the
+        largest node's."""
+        return max(1, min(sweep_cpus(sample), self.max_cpus or 1))
 
-    async def _submit(self, batches: list[list[_Item]], cpus: int) -> None:
+    async def _submit(self, batches: list[list[_Item]], need: int) -> None:
+        """One sbatch --array; each element gets max(cpus_per_task, need) CPUs and scores
+        (CPUs granted // need) candidates at once."""
         if not batches:
             return
         self._submissions += 1
-        sub = self._write_batches(batches, cpus)
+        sub = self._write_batches(batches, need)
         argv = [
             f"--job-name={self.job_name}",
             f"--array=0-{len(batches) - 1}",
@@ -255,7 +256,8 @@ class SlurmExecutor:
             "--no-requeue",
             "--export=ALL",
             *self.options.sbatch_options(),
-            f"--cpus-per-task={cpus}",  # the last one wins over sbatch_options' own
+            # the last --cpus-per-task wins over sbatch_options' own
+            f"--cpus-per-task={max(self.options.cpus_per_task, need)}",
         ]
         error = ""
         for attempt in range(3):  # a busy controller refuses now and then
@@ -282,15 +284,14 @@ class SlurmExecutor:
                 job_id, {it.key: it for it in batch}, sub / f"result-{i}.jsonl", now
             )
 
-    def _write_batches(self, batches: list[list[_Item]], cpus: int) -> Path:
+    def _write_batches(self, batches: list[list[_Item]], need: int) -> Path:
         sub = self.dir / f"s{self._submissions:05d}"
         sub.mkdir(parents=True, exist_ok=True)
         for i, batch in enumerate(batches):
             payload = {
                 "task_spec": self.task_spec,
                 "score_timeout_s": self.score_timeout_s,
-                # the worker scores (CPUs granted // this) candidates at once
-                "cpus_per_candidate": 1 if cpus <= self.options.cpus_per_task else cpus,
+                "cpus_per_candidate": need,
                 "items": [
                     {
                         "key": it.key,
@@ -428,9 +429,11 @@ class SlurmExecutor:
 
 
 def sweep_cpus(sample: Sample) -> int:
-    """The largest ranks x threads among a sample's launch configurations (1 without any)."""
+    """The largest ranks x threads among a sample's launch configurations, or its "cpus"
+    hint (a kernel build), 1 without either."""
     meta = sample.metadata
     sizes = [int(np_) * int(t) for np_, t in meta.get("configs") or []]
+    sizes.append(int(meta.get("cpus") or 1))
     sizes += [int(c.get("procs", 1)) * int(c.get("threads", 1)) for c in meta.get("launch") or []]
     return max(sizes, default=1)
 
