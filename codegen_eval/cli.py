@@ -184,7 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--slurm-time", default="01:00:00", help="slurm: time limit per job")
     r.add_argument("--slurm-mem", help="slurm: memory per job, e.g. 4G (sbatch --mem)")
     r.add_argument(
-        "--slurm-batch-size", type=int, default=16, help="slurm: candidates per job (default 16)"
+        "--slurm-batch-size",
+        type=int,
+        help="slurm: candidates per job (default: as many jobs as the partition has CPUs for, "
+        "at least 4 candidates each)",
     )
     r.add_argument(
         "--slurm-cpus-per-task",
@@ -288,7 +291,7 @@ def _slurm_executor(
     from codegen_eval.executors.slurm_client import SlurmUnavailable
 
     for name in ("slurm_batch_size", "slurm_cpus_per_task", "slurm_max_attempts"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be >= 1")
     options = SlurmOptions(
         partition=args.slurm_partition,

@@ -131,15 +131,22 @@ def check_cluster(sbatch_options: Sequence[str], timeout_s: float = 15.0) -> str
     return _one_line(ping)
 
 
-def largest_node_cpus(partition: str | None, timeout_s: float = 15.0) -> int:
-    """CPUs of the partition's largest node (what one job can be granted at most)."""
-    argv = ["sinfo", "-h", "-o", "%c"] + ([f"--partition={partition}"] if partition else [])
+def partition_cpus(partition: str | None, timeout_s: float = 15.0) -> tuple[int, int]:
+    """(CPUs of the partition's largest node: what one job can be granted at most, CPUs of
+    the whole partition); (1, 1) when sinfo does not say."""
+    where = [f"--partition={partition}"] if partition else []
     try:
-        out = _call_sync(argv, timeout_s)
+        out = _call_sync(["sinfo", "-h", "-N", "-o", "%N %c", *where], timeout_s)
     except SlurmUnavailable:
-        return 1
-    counts = [int(x.rstrip("+")) for x in out.split() if x.rstrip("+").isdigit()]
-    return max(counts, default=1)
+        return 1, 1
+    per_node: dict[str, int] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].rstrip("+").isdigit():
+            per_node[parts[0]] = int(parts[1].rstrip("+"))
+    if not per_node:
+        return 1, 1
+    return max(per_node.values()), sum(per_node.values())
 
 
 async def submit(argv_options: Sequence[str], script_and_args: Sequence[str]) -> str:

@@ -26,6 +26,8 @@ from typing import Any
 
 from codegen_eval.types import Candidate, Score, Task
 
+_PROCESS_START = time.time()  # the worker's own start-up (imports) counts as job overhead
+
 __all__ = ["build_tasks", "job_id_from_env", "main", "score_to_json"]
 
 
@@ -80,7 +82,9 @@ async def score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int
 
     for name, value in (batch.get("task_spec", {}).get("env") or {}).items():
         os.environ[str(name)] = str(value)
+    started = _PROCESS_START
     tasks = {t.name: t for t in build_tasks(batch["task_spec"])}
+    ready = time.time()
     samples = {name: {s.id: s for s in t.dataset} for name, t in tasks.items()}
     timeout_s = float(batch.get("score_timeout_s", 1800.0))
     per_candidate = max(1, int(batch.get("cpus_per_candidate", 1)))
@@ -124,6 +128,10 @@ async def score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int
                 "job_id": job_id,
                 "node": node,
                 "elapsed_s": round(time.monotonic() - t0, 4),
+                # wall clock (node's): when the worker started, had its tasks, wrote this
+                "worker_started": started,
+                "worker_ready": ready,
+                "t": time.time(),
             }
             # One write of one line, flushed: the submitter never reads half a result (it
             # ignores a last line without its newline).
