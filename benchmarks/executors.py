@@ -1,11 +1,13 @@
 """Scoring throughput, --executor local vs --executor slurm, on the one-node local cluster.
 
     .venv/bin/python benchmarks/executors.py [--copies 6] [--rounds 2] [--batch-size N]
-        [--hpc] [--noop-jobs 20]
+        [--hpc serial[,openmp]] [--noop-jobs 20]
 
 The same candidates both ways: every built-in Verilog reference `--copies` times (each copy
-differs by a comment, so the score cache does not collapse them), plus with --hpc the serial
-and OpenMP hpc-kernels references. Local scores with --max-sandboxes = this machine's CPUs;
+differs by a comment, so the score cache does not collapse them), plus with --hpc the
+hpc-kernels references of the variants named. Variants whose sweep needs 2+ CPUs (openmp, mpi)
+get jobs of that size, which on a small node wait for a whole free node while local runs them
+oversubscribed next to everything else: docs/running-at-scale.md gives both figures. Local scores with --max-sandboxes = this machine's CPUs;
 slurm submits batches (--batch-size, default the executor's automatic size: one element per
 CPU of the partition) as job-array elements of 1 CPU each, so both run as many candidates at
 once. Rounds are interleaved (local, slurm, local, slurm, ...) because the
@@ -36,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from codegen_eval.cli import tasks_from_options  # noqa: E402
 from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions  # noqa: E402
 from codegen_eval.registry import get_suite  # noqa: E402
-from codegen_eval.runner import RunConfig, run_eval  # noqa: E402
+from codegen_eval.runner import RunConfig, _interruptible, run_eval  # noqa: E402
 from codegen_eval.solvers import FileSolver  # noqa: E402
 
 
@@ -53,7 +55,7 @@ def ensure_cluster() -> None:
     os.environ["SLURM_CONF"] = p.stdout.strip().splitlines()[-1].split("=", 1)[1]
 
 
-def write_samples(path: Path, copies: int, hpc: bool) -> tuple[list[str], int]:
+def write_samples(path: Path, copies: int, hpc: str) -> tuple[list[str], int]:
     suites, lines = ["verilog"], []
     for s in get_suite("verilog").dataset:
         for i in range(copies):
@@ -62,7 +64,7 @@ def write_samples(path: Path, copies: int, hpc: bool) -> tuple[list[str], int]:
     if hpc:
         suites.append("hpc-kernels")
         for s in get_suite("hpc-kernels").dataset:
-            if s.metadata["variant"] in ("serial", "openmp"):
+            if s.metadata["variant"] in hpc.split(","):
                 lines.append({"suite": "hpc-kernels", "sample_id": s.id, "index": 0,
                               "code": s.target})  # fmt: skip
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
@@ -106,7 +108,12 @@ def main() -> int:
     ap.add_argument("--copies", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batch-size", type=int, help="default: the executor's automatic size")
-    ap.add_argument("--hpc", action="store_true", help="add hpc-kernels serial/OpenMP references")
+    ap.add_argument(
+        "--hpc",
+        default="",
+        metavar="VARIANTS",
+        help="add these hpc-kernels variants' references, e.g. serial or serial,openmp",
+    )
     ap.add_argument("--noop-jobs", type=int, default=20)
     args = ap.parse_args()
     ensure_cluster()
@@ -118,8 +125,14 @@ def main() -> int:
     stats: list[dict[str, object]] = []
     for r in range(args.rounds):
         for kind in ("local", "slurm") if r % 2 == 0 else ("slurm", "local"):
+            # _interruptible: Ctrl-C or SIGTERM cancels the round through the event loop, so
+            # the executor scancels its jobs on the way out.
             wall, st = asyncio.run(
-                one_round(kind, suites, work / "samples.jsonl", args.copies, args.batch_size, work)
+                _interruptible(
+                    one_round(
+                        kind, suites, work / "samples.jsonl", args.copies, args.batch_size, work
+                    )
+                )
             )
             tput[kind].append(total / wall)
             extra = ""

@@ -376,8 +376,11 @@ class SlurmExecutor:
             return
         del self._elements[el.job_id]
         self._finished_jobs += 1
+        why = f"slurm job {el.job_id} ended {el.state}"
+        if el.items and (tail := _output_tail(el)):
+            why += f" (job output: {tail})"
         for it in el.items.values():
-            self._settle(it, el.state, el.reason, f"slurm job {el.job_id} ended {el.state}")
+            self._settle(it, el.state, el.reason, why)
 
     def _read_results(self, el: _Element) -> None:
         try:
@@ -453,6 +456,16 @@ class SlurmExecutor:
         for it in self._buffer:
             if not it.future.done():
                 it.future.set_exception(self._fatal)
+
+
+def _output_tail(el: _Element, lines: int = 3) -> str:
+    """The last lines the element's job printed (a worker's traceback names the cause)."""
+    index = el.job_id.rsplit("_", 1)[-1]
+    try:
+        text = (el.results.parent / f"slurm-{index}.out").read_text(errors="replace")
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])[:600]
 
 
 def sweep_cpus(sample: Sample) -> int:

@@ -249,3 +249,23 @@ def test_slurm_local_script_is_idempotent(slurm_cluster: str) -> None:
     out = subprocess.run(["srun", "-n1", "echo", "hi"], capture_output=True, text=True,
                          timeout=30, check=True)  # fmt: skip
     assert out.stdout.strip() == "hi"
+
+
+async def test_a_worker_that_cannot_start_is_infra_error_with_its_cause(
+    slurm_cluster: str, tmp_path: Path
+) -> None:
+    """A compute node that cannot rebuild the tasks (here: a spec naming a missing module):
+    the job fails, is retried, and every candidate ends infra_error naming the Slurm state
+    and the worker's own last words, not as a failed candidate."""
+    tasks = tasks_from_options({"suite": ["verilog"]}, [])
+    spec = {"factory": "codegen_eval.no_such_module:tasks", "kwargs": {}}
+    opts = SlurmOptions(batch_size=1, max_attempts=2, workdir=tmp_path / "w", poll_interval_s=0.2)
+    ex = SlurmExecutor(opts, spec)
+    result = await run_eval(tasks, ReferenceSolver(), tmp_path / "r.jsonl",
+                            RunConfig(progress=False, executor=ex, filter="p0[12]_*"))  # fmt: skip
+    assert len(result.records) == 2
+    for r in result.records:
+        assert r["failure_class"] == "infra_error" and r["status"] == "error"
+        assert r["executor"] == {"kind": "slurm", "job_id": "", "state": "FAILED", "attempts": 2}
+        assert "ended FAILED" in r["explanation"] and "no_such_module" in r["explanation"]
+    assert ex.stats()["retried"] == 2 and ex.stats()["jobs"] == 4
