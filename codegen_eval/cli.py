@@ -172,6 +172,47 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["bwrap", "docker", "unsafe-local"],
         help="sandbox backend (default $CODEGEN_SANDBOX or bwrap); checked once before the run",
     )
+    r.add_argument(
+        "--executor",
+        choices=["local", "slurm"],
+        default="local",
+        help="where candidates are scored: here (local, default) or as batched jobs on the "
+        "Slurm cluster named by $SLURM_CONF (see docs/running-at-scale.md)",
+    )
+    r.add_argument("--slurm-partition", help="slurm: sbatch --partition")
+    r.add_argument("--slurm-account", help="slurm: sbatch --account")
+    r.add_argument("--slurm-time", default="01:00:00", help="slurm: time limit per job")
+    r.add_argument("--slurm-mem", help="slurm: memory per job, e.g. 4G (sbatch --mem)")
+    r.add_argument(
+        "--slurm-batch-size",
+        type=int,
+        help="slurm: candidates per job (default: as many jobs as the partition has CPUs for, "
+        "at least 4 candidates each)",
+    )
+    r.add_argument(
+        "--slurm-cpus-per-task",
+        type=int,
+        default=1,
+        help="slurm: CPUs per job; the job scores that many candidates at once",
+    )
+    r.add_argument(
+        "--slurm-max-attempts",
+        type=int,
+        default=3,
+        help="slurm: jobs per candidate before it is recorded as infra_error (default 3)",
+    )
+    r.add_argument(
+        "--slurm-mpi-steps",
+        action="store_true",
+        help="slurm: MPI runs of mpi-completion as `srun --mpi=pmix` steps (ranks confined "
+        "per rank) instead of mpirun in the sandbox; for ranks across nodes",
+    )
+    r.add_argument(
+        "--slurm-workdir",
+        metavar="DIR",
+        help="slurm: batch and result files, visible from the compute nodes "
+        "(default: <log>.slurm next to the log)",
+    )
     r.add_argument("--report", metavar="HTML", help="also write the HTML report here")
     r.add_argument("--no-progress", action="store_true")
 
@@ -228,6 +269,59 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
             "--pareval or --verilogeval"
         )
     return tasks
+
+
+def tasks_from_options(options: dict[str, Any], plugins: list[str]) -> list[Task]:
+    """The tasks of a run from its recorded options (the log header's `cli` field): how a
+    slurm worker on a compute node rebuilds exactly the suites the submitting run scores."""
+    _load_plugins(plugins)
+    args = build_parser().parse_args(["run"])
+    for dest, value in options.items():
+        if hasattr(args, dest):
+            setattr(args, dest, value)
+    return _tasks(args)
+
+
+def _slurm_executor(
+    args: argparse.Namespace, plugins: list[str], log_path: Path, recorded: dict[str, Any]
+) -> Any:
+    """--executor slurm: the executor, after checking that the cluster answers and takes our
+    job options (a one-line error before any work otherwise)."""
+    from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions
+    from codegen_eval.executors.slurm_client import SlurmUnavailable
+
+    for name in ("slurm_batch_size", "slurm_cpus_per_task", "slurm_max_attempts"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise CliError(f"--{name.replace('_', '-')} must be >= 1")
+    options = SlurmOptions(
+        partition=args.slurm_partition,
+        account=args.slurm_account,
+        time=args.slurm_time,
+        mem=args.slurm_mem,
+        batch_size=args.slurm_batch_size,
+        cpus_per_task=args.slurm_cpus_per_task,
+        max_attempts=args.slurm_max_attempts,
+        workdir=Path(args.slurm_workdir) if args.slurm_workdir else Path(f"{log_path}.slurm"),
+    )
+    task_options = dict(recorded["options"])
+    if task_options.get("pareval") and task_options.get("pareval_cores") is None:
+        # ParEval's launch plan is capped by "this machine's cores": the compute node must
+        # plan the sweep the submitting machine planned, or sample ids and configs differ.
+        task_options["pareval_cores"] = os.cpu_count() or 1
+    spec = {
+        "factory": "codegen_eval.cli:tasks_from_options",
+        "kwargs": {"options": task_options, "plugins": list(plugins)},
+        "env": {
+            "CODEGEN_SANDBOX": args.sandbox,
+            "CODEGEN_MPI_LAUNCHER": "srun" if args.slurm_mpi_steps else "sandbox",
+        },
+    }
+    executor = SlurmExecutor(options, spec)
+    try:
+        executor.check()
+    except SlurmUnavailable as exc:
+        raise CliError(f"--executor slurm: {exc}") from None
+    return executor
 
 
 def _pareval_tasks(args: argparse.Namespace) -> list[Task]:
@@ -552,6 +646,8 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         else Path("runs")
         / ("-".join(t.name for t in tasks) + datetime.now().strftime("-%Y%m%d-%H%M%S.jsonl"))
     )
+    if args.executor == "slurm":
+        config.executor = _slurm_executor(args, plugins, log_path, header[HEADER_KEY])
     try:
         result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
     except KeyboardInterrupt:

@@ -38,7 +38,25 @@ __all__ = [
 
 HEADER_KEY = "cli"
 INVOCATION_ONLY = frozenset({"command", "log", "resume", "report", "no_progress", "plugin"})
-ADJUSTABLE = frozenset({"base_url", "max_sandboxes", "max_generations", "k"})
+ADJUSTABLE = frozenset(
+    {
+        "base_url",
+        "max_sandboxes",
+        "max_generations",
+        "k",
+        # where scoring runs changes how, not what: a slurm run may resume locally
+        "executor",
+        "slurm_partition",
+        "slurm_account",
+        "slurm_time",
+        "slurm_mem",
+        "slurm_batch_size",
+        "slurm_cpus_per_task",
+        "slurm_max_attempts",
+        "slurm_workdir",
+        "slurm_mpi_steps",
+    }
+)
 PATH_OPTIONS = frozenset(
     {
         "humaneval",
@@ -48,6 +66,7 @@ PATH_OPTIONS = frozenset(
         "verilogeval",
         "verilogeval_descriptions",
         "samples",
+        "slurm_workdir",
     }
 )
 

@@ -50,6 +50,9 @@ class RunConfig:
     progress: bool = True  # a bar on a terminal, else a line every progress_interval_s
     progress_interval_s: float = 30.0
     header: dict[str, Any] = field(default_factory=dict)  # model, solver, options for the log
+    # None: score here (local). Else an executor (codegen_eval.executors), e.g. SlurmExecutor:
+    # entered for the run, scores every candidate; its info goes into each score record.
+    executor: Any = None
 
 
 @dataclass
@@ -91,6 +94,27 @@ def _model_unreachable(exc: BaseException) -> bool:
     return isinstance(exc, ModelConnectionError)
 
 
+async def guarded_score(scorer: Any, sample: Sample, cand: Candidate, timeout_s: float) -> Score:
+    """`scorer.score` bounded by `timeout_s`; a scorer that hangs or raises gives an
+    infra_error Score, never an exception (the slurm worker scores through this too)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            score = await scorer.score(sample, cand)
+        if not isinstance(score, Score):
+            raise TypeError(f"scorer returned {type(score).__name__}, not Score")
+        return score
+    except TimeoutError:
+        return Score(
+            0.0,
+            "error",
+            FailureClass.INFRA_ERROR,
+            explanation=f"scorer did not finish within {timeout_s:.0f}s",
+        )
+    except Exception as exc:  # a broken scorer is recorded, never fatal
+        tb = traceback.format_exception_only(type(exc), exc)
+        return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation="".join(tb).strip())
+
+
 class _Progress:
     """Progress of generation and scoring on stderr: rich bars on a terminal; elsewhere (a CI
     log, a pipe) one plain line every `interval_s`, so a long run never looks hung. A no-op
@@ -104,6 +128,8 @@ class _Progress:
         self._t0 = time.monotonic()
         self._interval_s = interval_s
         self._next_line = self._t0 + interval_s
+        self._status = ""
+        self._executor_row: Any = None
         if enabled and not sys.stderr.isatty():
             self._lines = True
         elif enabled:
@@ -150,12 +176,26 @@ class _Progress:
             self._next_line = time.monotonic() + self._interval_s
             print(self.line(), file=sys.stderr, flush=True)
 
+    def status(self, text: str) -> None:
+        """An executor's own state (e.g. slurm jobs queued / running / done)."""
+        if text == self._status:
+            return
+        self._status = text
+        if self._p is not None:
+            if self._executor_row is None:
+                self._executor_row = self._p.add_task(text, total=None)
+            self._p.update(self._executor_row, description=text)
+        elif self._lines and time.monotonic() >= self._next_line:
+            self._next_line = time.monotonic() + self._interval_s
+            print(self.line(), file=sys.stderr, flush=True)
+
     def line(self) -> str:
         elapsed = int(time.monotonic() - self._t0)
+        extra = f"; {self._status}" if self._status else ""
         return (
             f"progress: scored {self._done['score']}/{self._totals['score']}, "
             f"generated {self._done['gen']}/{self._totals['gen']} "
-            f"({elapsed // 60}m{elapsed % 60:02d}s)"
+            f"({elapsed // 60}m{elapsed % 60:02d}s){extra}"
         )
 
 
@@ -173,33 +213,30 @@ class _Run:
         self.records: list[dict[str, Any]] = []
         self.scored_now = 0
         self.progress = _Progress(False)
+        self.executor_info: dict[str, dict[str, Any]] = {}  # code hash -> where it was scored
 
     # ------------------------------------------------------------------ scoring
     async def _guarded_score(self, task: Task, sample: Sample, cand: Candidate) -> Score:
-        try:
-            async with asyncio.timeout(self.config.score_timeout_s):
-                score = await task.scorer.score(sample, cand)
-            if not isinstance(score, Score):
-                raise TypeError(f"scorer returned {type(score).__name__}, not Score")
-            return score
-        except TimeoutError:
-            return Score(
-                0.0,
-                "error",
-                FailureClass.INFRA_ERROR,
-                explanation=f"scorer did not finish within {self.config.score_timeout_s:.0f}s",
-            )
-        except Exception as exc:  # a broken scorer is recorded, never fatal
-            tb = traceback.format_exception_only(type(exc), exc)
-            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation="".join(tb).strip())
+        return await guarded_score(task.scorer, sample, cand, self.config.score_timeout_s)
 
     async def score(self, task: Task, sample: Sample, cand: Candidate) -> None:
         key = code_hash(task.name, sample.id, cand.code)
         t0 = time.monotonic()
-        async with self.score_sem:
-            score, cached = await self.cache.get_or_score(
-                key, lambda: self._guarded_score(task, sample, cand)
-            )
+        executor = self.config.executor
+        info: dict[str, Any] | None = None
+        if executor is None:
+            async with self.score_sem:
+                score, cached = await self.cache.get_or_score(
+                    key, lambda: self._guarded_score(task, sample, cand)
+                )
+        else:  # the cluster bounds the concurrency, not max_sandboxes
+
+            async def remote() -> Score:
+                s, self.executor_info[key] = await executor.score(task, sample, cand, key)
+                return s
+
+            score, cached = await self.cache.get_or_score(key, remote)
+            info = self.executor_info.get(key)
         rec = {
             "type": "score",
             "suite": task.name,
@@ -217,6 +254,8 @@ class _Run:
             "elapsed_s": round(time.monotonic() - t0, 4),
             "candidate": {k: v for k, v in cand.metadata.items() if k != "raw"},
         }
+        if info is not None:
+            rec["executor"] = info
         self.log.write(rec)
         self.records.append(rec)
         self.scored_now += 1
@@ -411,7 +450,12 @@ async def run_eval(
     try:
         with _Progress(config.progress, config.progress_interval_s) as progress:
             run.progress = progress
-            await run.run(resumed, pending)
+            if config.executor is None:
+                await run.run(resumed, pending)
+            else:
+                config.executor.on_status = progress.status
+                async with config.executor:
+                    await run.run(resumed, pending)
         interrupted = False
     except BaseExceptionGroup as group:
         # Surface the first real cause (RunAborted, a solver bug) instead of the group.

@@ -145,8 +145,40 @@ def bench_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _bench_on_slurm(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """--executor slurm: every baseline and fix as its own job (kernelgym/distributed.py)."""
+    from codegen_eval.executors.slurm import SlurmOptions
+    from codegen_eval.executors.slurm_client import SlurmUnavailable
+    from codegen_eval.kernelgym.distributed import GymOptions, bench_on_slurm
+
+    gym = GymOptions(
+        bugs=str(Path(args.bugs).resolve()) if args.bugs else None,
+        runs=args.runs,
+        accel=args.accel,
+        linux_tree=str(Path(args.linux_tree).expanduser().resolve()) if args.linux_tree else None,
+        config_text=Path(args.config).read_text() if args.config else None,
+        repro_text=Path(args.repro).read_text() if args.repro else None,
+        cpus=args.slurm_cpus,
+    )
+    slurm = SlurmOptions(
+        partition=args.slurm_partition,
+        account=args.slurm_account,
+        time=args.slurm_time,
+        mem=args.slurm_mem,
+        workdir=Path(args.slurm_workdir) if args.slurm_workdir else None,
+    )
+    try:
+        return asyncio.run(bench_on_slurm(_bugs(args), gym=gym, slurm=slurm, patches=args.patches))
+    except SlurmUnavailable as exc:
+        console.print(f"[red]error:[/red] --executor slurm: {exc}", markup=True, highlight=False)
+        raise SystemExit(1) from None
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    rows = asyncio.run(bench(_bugs(args), _scorer(args), args.patches))
+    if args.executor == "slurm":
+        rows = _bench_on_slurm(args)
+    else:
+        rows = asyncio.run(bench(_bugs(args), _scorer(args), args.patches))
     console.print(bench_table(rows))
     for r in rows:
         if "error" in r:
@@ -183,6 +215,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tier", type=int)
     p.add_argument("--patches", default="developer", choices=["developer", "none"])
     p.add_argument("--json", help="write the rows here")
+    p.add_argument(
+        "--executor",
+        choices=["local", "slurm"],
+        default="local",
+        help="slurm: each baseline and fix is a job on the cluster of $SLURM_CONF",
+    )
+    p.add_argument("--slurm-partition")
+    p.add_argument("--slurm-account")
+    p.add_argument("--slurm-time", default="02:00:00", help="time limit per bug job")
+    p.add_argument("--slurm-mem", help="memory per bug job, e.g. 8G")
+    p.add_argument("--slurm-cpus", type=int, default=2, help="CPUs per bug job (default 2)")
+    p.add_argument(
+        "--slurm-workdir", help="job files, on storage the nodes share (default runs/slurm)"
+    )
     p.set_defaults(func=cmd_bench)
     return parser
 

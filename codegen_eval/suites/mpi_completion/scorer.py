@@ -18,7 +18,10 @@
 3. Verdict (Score.value): the calls are inserted, the program is built with mpicc (pointer
    and integer conversions are errors) and run with mpirun at each np (default 2 and 4) in
    the sandbox; every run must print exactly what the reference program (the removed calls
-   put back) prints at that np. A deadlock becomes timeout. The comparison happens here, in
+   put back) prints at that np. A deadlock becomes timeout. With $CODEGEN_MPI_LAUNCHER=srun
+   (set by `codegen-eval run --executor slurm --slurm-mpi-steps`) the runs are Slurm steps
+   instead, `srun --mpi=pmix` over the program the sandbox built, each rank confined by
+   codegen_eval/executors/rank_confine.sh (docs/running-at-scale.md says what that keeps). The comparison happens here, in
    the scorer; the program's only channel to it is its output, which only the program's own
    printf writes: no accepted call can print, exit, or touch a file.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 
@@ -35,7 +39,7 @@ from codegen_eval.failures import classify_compile_result, classify_exec, short_
 from codegen_eval.suites._cscreen import Forbidden, ProgramNames, ScreenSyntaxError, program_names
 from codegen_eval.suites._csource import normalize_expr, parse_call_statement
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
-from sandboxes import Limits, Sandbox, open_sandbox, toolchains
+from sandboxes import ExecResult, Limits, Sandbox, open_sandbox, toolchains
 
 from .problems import MissingCall, insert_calls, insert_calls_at
 from .screen import check_placement, screen_call
@@ -47,6 +51,7 @@ _ANSWER_LINE = re.compile(
 )
 # Open MPI inside the sandbox: no process_vm_readv single-copy, and idle ranks must yield
 # the two cores instead of spinning (np=4 on 2 cores).
+MPI_LAUNCHER_ENV = "CODEGEN_MPI_LAUNCHER"  # "sandbox" (mpirun in the sandbox) or "srun"
 _MPI_ENV = {
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
     "OMPI_MCA_mpi_yield_when_idle": "1",
@@ -211,6 +216,25 @@ class MpiCompletionScorer:
     def _limits(self) -> Limits:
         return Limits(wall_s=self.run_timeout_s, memory_mb=2048, pids=512)
 
+    async def _launch(
+        self, sb: Sandbox, artifact: str, np: int, metrics: dict[str, float] | None = None
+    ) -> ExecResult:
+        """mpirun in the sandbox (default), or a Slurm step with pmix (MPI_LAUNCHER_ENV)."""
+        if os.environ.get(MPI_LAUNCHER_ENV, "sandbox") != "srun":
+            return await toolchains.get("mpi").run(
+                sb, artifact, np=np, limits=self._limits(), env=_MPI_ENV
+            )
+        from codegen_eval.executors.mpi_step import run_mpi_step, step_dir
+
+        program = await sb.read_file(artifact)
+        r, granted = await run_mpi_step(
+            program, np, limits=self._limits(), env=_MPI_ENV, workdir=step_dir()
+        )
+        if metrics is not None and granted is not None:
+            metrics[f"ranks_granted@np{np}"] = float(granted.ranks)
+            metrics[f"cpus_granted@np{np}"] = float(granted.cpus)
+        return r
+
     async def _build(self, sb: Sandbox, src: str, name: str):
         mpi = toolchains.get("mpi")
         return await mpi.compile(
@@ -229,9 +253,7 @@ class MpiCompletionScorer:
                     raise RuntimeError("reference program does not compile:\n"
                                        + build.exec_result.stderr)  # fmt: skip
                 for n in self.nps:
-                    r = await toolchains.get("mpi").run(
-                        sb, "reference", np=n, limits=self._limits(), env=_MPI_ENV
-                    )
+                    r = await self._launch(sb, "reference", n)
                     if not r.ok:
                         raise RuntimeError(f"reference program failed at np={n}: {r.status}\n"
                                            + r.stderr[-1500:])  # fmt: skip
@@ -249,9 +271,7 @@ class MpiCompletionScorer:
             log = short_log(build.exec_result.stderr + build.exec_result.stdout)
             return _fail(cls, log, metrics)
         for np in self.nps:
-            r = await toolchains.get("mpi").run(
-                sb, "candidate", np=np, limits=self._limits(), env=_MPI_ENV
-            )
+            r = await self._launch(sb, "candidate", np, metrics)
             if (cls := classify_exec(r)) is not None:
                 hint = " (a deadlock?)" if cls.startswith(FailureClass.TIMEOUT) else ""
                 return _fail(cls, f"np={np}: {r.status}{hint}\n"

@@ -1,0 +1,186 @@
+"""The kernel-crash gym on Slurm: each (bug, patch) is one job (build + boot + reproduce).
+
+    rows = await bench_on_slurm(bugs, gym=GymOptions(runs=3), slurm=SlurmOptions(...))
+    steps = await score_patches_on_slurm([(bug, patch), ...], gym=..., slurm=...)
+
+No second scheduler: the pairs become a codegen_eval Task (one Sample per bug, the patch as
+the Candidate's code) and go through the same SlurmExecutor as `codegen-eval run --executor
+slurm` (batching, streamed result files, retries of jobs the cluster killed, infra_error with
+the Slurm state). On the compute node the worker rebuilds the gym from GymOptions and runs the
+gym's own Scorer; the StepResult comes back whole, as JSON in the Score's explanation.
+
+Build cache: `cache_root()` ($KERNELGYM_CACHE, else ~/.cache/codegen-lab/kernelgym on each
+node). By default every node builds into its own cache (modules, reproducers, patched kernels
+rebuilt per node, once). Pointing $KERNELGYM_CACHE at shared storage (the jobs inherit the
+submitter's environment) shares builds between nodes; two jobs building the same key at the
+same moment both build it.
+
+Each bug job asks for `cpus` CPUs (a kernel build wants them all) and scores one pair at a
+time; one pair per job (batch_size 1) keeps a slow build from holding other bugs back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from codegen_eval.cache import code_hash
+from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions
+from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
+from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
+from codegen_eval.kernelgym.runner import RunConfig
+from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
+from codegen_eval.types import Candidate, Sample, Score, Task
+
+__all__ = ["GymOptions", "bench_on_slurm", "gym_tasks", "score_patches_on_slurm"]
+
+SUITE = "kernel-gym"
+
+
+@dataclass(frozen=True)
+class GymOptions:
+    """What the compute node needs to rebuild the gym (JSON-able: it travels in the batch)."""
+
+    bugs: str | None = None  # --bugs (None: the bundled bugs)
+    runs: int = 3
+    accel: str = "auto"
+    linux_tree: str | None = None
+    config_text: str | None = None  # --config's text, for kBench records
+    repro_text: str | None = None  # --repro's text
+    cpus: int = 1  # CPUs per bug job
+
+
+def _load(opts: GymOptions) -> list[BugRecord]:
+    bugs = load_records(opts.bugs) if opts.bugs else bundled_bugs()
+    return [
+        b.with_inputs(kernel_config=opts.config_text, c_reproducer=opts.repro_text)
+        if b.kind == "kbench"
+        else b
+        for b in bugs
+    ]
+
+
+class _GymScorer:
+    """The gym's Scorer behind codegen_eval's Scorer protocol: a StepResult as a Score."""
+
+    def __init__(self, opts: GymOptions, bugs: dict[str, BugRecord]) -> None:
+        self.scorer = Scorer(
+            RunConfig(runs=opts.runs, accel=opts.accel), linux_tree=opts.linux_tree
+        )
+        self.bugs = bugs
+
+    async def score(self, sample: Sample, candidate: Candidate) -> Score:
+        bug = self.bugs[sample.id]
+        try:
+            step = await self.scorer.score(bug, candidate.code)
+        except BugSetupError as exc:  # the bug cannot run here: said, not a crash
+            payload = {"error": str(exc), "unsupported": isinstance(exc, UnsupportedBug)}
+            return Score(0.0, "error", "infra_error", explanation=json.dumps(payload))
+        value = 1.0 if step.outcome is Outcome.RESOLVED else 0.0
+        return Score(
+            value,
+            "pass" if value else "fail",
+            None if value else str(step.outcome),
+            {"build_s": step.build_s, "run_s": step.run_s},
+            json.dumps({"step": step.to_dict()}),
+        )
+
+
+def gym_tasks(options: dict[str, Any]) -> list[Task]:
+    """The task spec's factory (also run on the compute node): one Sample per bug."""
+    opts = GymOptions(**options)
+    bugs = {b.id: b for b in _load(opts)}
+    samples = [
+        Sample(b.id, "", metadata={"suite": SUITE, "tier": b.tier, "cpus": opts.cpus})
+        for b in bugs.values()
+    ]
+    return [Task(SUITE, samples, _GymScorer(opts, bugs))]
+
+
+def _step_from(score: Score) -> StepResult | dict[str, Any]:
+    payload = json.loads(score.explanation) if score.explanation.startswith("{") else {}
+    if "step" in payload:
+        step = dict(payload["step"])
+        step["outcome"] = Outcome(step["outcome"])
+        return StepResult(**step)
+    return payload or {"error": score.explanation, "unsupported": False}
+
+
+async def score_patches_on_slurm(
+    pairs: Sequence[tuple[BugRecord, str]], *, gym: GymOptions, slurm: SlurmOptions
+) -> list[tuple[StepResult | dict[str, Any], dict[str, Any]]]:
+    """Score each (bug, patch) as a Slurm job: (StepResult, executor info) per pair, in order.
+    A pair whose jobs the cluster kept killing comes back as {"error": ..., "slurm_state":
+    ...} instead of a StepResult (never as a failed patch). This is the seam for the kernel
+    agent's `bench`: its candidate patches go in, the gym's verdicts come out."""
+    spec = {
+        "factory": "codegen_eval.kernelgym.distributed:gym_tasks",
+        "kwargs": {"options": asdict(gym)},
+    }
+    task = gym_tasks(asdict(gym))[0]
+    by_id = {s.id: s for s in task.dataset}
+    missing = [bug.id for bug, _ in pairs if bug.id not in by_id]
+    if missing:
+        raise ValueError(f"bugs not in the gym's records: {', '.join(missing)}")
+    slurm = SlurmOptions(**{**asdict(slurm), "batch_size": 1, "cpus_per_task": gym.cpus})
+    executor = SlurmExecutor(slurm, spec)
+    await asyncio.to_thread(executor.check)
+    async with executor:
+        results = await asyncio.gather(
+            *(
+                executor.score(
+                    task,
+                    by_id[bug.id],
+                    Candidate(bug.id, i, patch),
+                    code_hash(SUITE, bug.id, f"{i}\0{patch}"),
+                )
+                for i, (bug, patch) in enumerate(pairs)
+            )
+        )
+    out: list[tuple[StepResult | dict[str, Any], dict[str, Any]]] = []
+    for score, info in results:
+        step = _step_from(score)
+        if isinstance(step, dict) and info.get("state"):
+            step = {"error": score.explanation, "unsupported": False, "slurm_state": info["state"]}
+        out.append((step, info))
+    return out
+
+
+async def bench_on_slurm(
+    bugs: Sequence[BugRecord], *, gym: GymOptions, slurm: SlurmOptions, patches: str = "developer"
+) -> list[dict[str, Any]]:
+    """`kernel-gym bench` with every baseline and fix as its own job, all in flight at once;
+    the rows have the shape of the local bench's, plus the job that ran each step."""
+    pairs: list[tuple[BugRecord, str]] = [(b, "") for b in bugs]
+    if patches == "developer":
+        pairs += [(b, b.developer_patch) for b in bugs]
+    results = await score_patches_on_slurm(pairs, gym=gym, slurm=slurm)
+    rows: list[dict[str, Any]] = []
+    for i, bug in enumerate(bugs):
+        base, base_info = results[i]
+        if isinstance(base, dict):
+            rows.append({"bug": bug.id, "tier": bug.tier, "expected": bug.expected_title,
+                         "reproduced": False, **base, "executor": base_info})  # fmt: skip
+            continue
+        row: dict[str, Any] = {
+            "bug": bug.id,
+            "tier": bug.tier,
+            "expected": bug.expected_title,
+            "baseline": base.to_dict(),
+            "reproduced": base.outcome is Outcome.REPRODUCED and base.matches_expected,
+            "executor": base_info,
+        }
+        if patches == "developer":
+            fixed, fixed_info = results[len(bugs) + i]
+            if isinstance(fixed, dict):
+                row["patched"] = {"outcome": "error", "build_s": 0.0, "run_s": 0.0, **fixed}
+                row["resolved"] = False
+            else:
+                row["patched"] = fixed.to_dict()
+                row["resolved"] = fixed.outcome is Outcome.RESOLVED
+            row["patched_executor"] = fixed_info
+        rows.append(row)
+    return rows

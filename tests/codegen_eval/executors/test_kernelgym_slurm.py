@@ -1,0 +1,51 @@
+"""The kernel-crash gym on the real local cluster: a bug's baseline and developer fix each run
+as a Slurm job (build + boot + reproduce on the compute node) with the local bench's verdicts;
+a dead cluster is refused in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codegen_eval.executors.slurm import SlurmOptions
+from codegen_eval.kernelgym import bundled_bug
+from codegen_eval.kernelgym.distributed import GymOptions, bench_on_slurm
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.slow
+async def test_bug_and_fix_run_as_slurm_jobs(slurm_cluster: str, tmp_path: Path) -> None:
+    bug = bundled_bug("t0-null-deref")
+    rows = await bench_on_slurm(
+        [bug], gym=GymOptions(runs=2, cpus=2), slurm=SlurmOptions(workdir=tmp_path)
+    )
+    (row,) = rows
+    assert row["reproduced"] is True and row["resolved"] is True, row
+    assert row["baseline"]["title"] == bug.expected_title
+    assert row["patched"]["completed_runs"] == 2 and row["patched"]["crashes"] == []
+    base_job, fix_job = row["executor"]["job_id"], row["patched_executor"]["job_id"]
+    assert base_job != fix_job and base_job.split("_")[0].isdigit()
+    assert row["executor"]["cpus_granted"] == min(2, os.cpu_count() or 1)
+
+
+def test_kernel_gym_bench_refuses_a_dead_cluster(slurm_cluster: str, tmp_path: Path) -> None:
+    conf = Path(slurm_cluster).read_text().splitlines()
+    dead = tmp_path / "slurm.conf"
+    dead.write_text(
+        "\n".join("SlurmctldPort=6999" if x.startswith("SlurmctldPort=") else x for x in conf)
+    )
+    cp = subprocess.run(
+        [sys.executable, "-m", "codegen_eval.kernelgym.cli", "bench", "--tier", "0",
+         "--executor", "slurm"],
+        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT), SLURM_CONF=str(dead)),
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert cp.returncode == 1
+    out = " ".join((cp.stdout + cp.stderr).split())
+    assert "--executor slurm: the Slurm controller does not answer" in out, out
+    assert not (tmp_path / "runs").exists()  # nothing was submitted or written
