@@ -75,6 +75,9 @@ class ModelConfig(BaseModel):
     price_input_per_mtok: float = Field(default=0.0, ge=0)  # USD per million prompt tokens
     price_output_per_mtok: float = Field(default=0.0, ge=0)
     capabilities: dict[str, bool] = Field(default_factory=dict)
+    # Tokens the server accepts per request, prompt and completion together; None: unknown
+    # (the local provider knows its own, see appl.window.context_window).
+    context_window: int | None = Field(default=None, gt=0)
     extra_body: dict[str, Any] = Field(default_factory=dict)  # sent with every request
     options: dict[str, Any] = Field(default_factory=dict)  # provider-specific settings
 

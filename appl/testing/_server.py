@@ -45,7 +45,9 @@ class ScriptedServer:
     Requests that match no rule get `default_reply`; when that is None they get HTTP 400 with a
     message naming the prompt, so a missing rule fails fast instead of answering nonsense.
     `tokens_per_s` simulates generation speed: a reply of k tokens takes k / tokens_per_s
-    seconds, and SSE chunks (one per token) are paced by it.
+    seconds, and SSE chunks (one per token) are paced by it. `context_window` makes it refuse,
+    like llama-cpp-python's server, a request whose prompt tokens (its own count: words)
+    reach that many: HTTP 400 "Requested tokens (N) exceed context window of W".
     """
 
     def __init__(
@@ -57,8 +59,11 @@ class ScriptedServer:
         tokens_per_s: float | None = None,
         model_names: Sequence[str] = ("scripted",),
         port: int = 0,
+        context_window: int | None = None,
     ) -> None:
         self.rules: list[Rule] = list(rules)
+        self.context_window = context_window
+        self.overflows = 0  # requests refused for their length
         self.default_latency = default_latency
         self.default_reply = default_reply
         self.tokens_per_s = tokens_per_s
@@ -266,6 +271,16 @@ class ScriptedServer:
 
     async def _answer(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
         text = prompt_text(body)
+        if self.context_window is not None:
+            tokens = sum(len(split_tokens(m.get("content") or "")) + 3 for m in _messages(body))
+            if tokens >= self.context_window:
+                self.overflows += 1
+                message = (
+                    f"Requested tokens ({tokens}) exceed context window of {self.context_window}"
+                )
+                error = {"message": message, "type": "invalid_request_error"}
+                await self._send_json(writer, 400, {"error": error})
+                return True
         rule = next((r for r in self.rules if r.matches(body, text)), None)
         if rule is not None:
             rule.hits += 1
