@@ -168,7 +168,8 @@ def _builtin_models() -> dict[str, dict[str, Any]]:
             "api_key": "local",
             "max_concurrency": 1,
             "timeout_s": 300.0,
-            "capabilities": {"n": False, "auto_tool_choice": False},
+            # json_schema declared: llama.cpp enforces it with a grammar (planner default)
+            "capabilities": {"n": False, "auto_tool_choice": False, "json_schema": True},
         }
     }
 

@@ -149,6 +149,26 @@ def _local_definitions(obs: Observation, names: list[str], limit: int = 3) -> li
     return shown
 
 
+# Console lines that cost a small model's context and say nothing about the bug: register
+# dumps, opcode bytes, hardware, page-table walks, and guessed ("? ") stack entries.
+_NOISE = re.compile(
+    r"^\s*(Code:|RSP:|RAX:|RDX:|RBP:|R\d+:|FS:|CS:|CR\d:|PKRU:|PGD |Hardware name:|\? )"
+)
+
+
+def compact_console(text: str) -> str:
+    """The console excerpt without register dumps and other noise (see _NOISE); stops at the
+    first end of a trace, so the user-space registers after it go too."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if _NOISE.match(line):
+            continue
+        out.append(line)
+        if line.strip().startswith("---[ end trace"):
+            break
+    return "\n".join(out)
+
+
 def briefing(obs: Observation) -> str:
     crashes = parse_console(obs.crash_report) if obs.crash_report else []
     crash = crashes[0] if crashes else None
@@ -165,8 +185,8 @@ def briefing(obs: Observation) -> str:
         parts.append(
             f"Parsed report: kind {crash.kind}, RIP {crash.rip or '?'}\nStack:\n" + "\n".join(stack)
         )
-    console = strip_build_paths(obs.crash_report or "")
-    parts.append("Console excerpt:\n```\n" + _trim(console, 3000) + "\n```")
+    console = compact_console(strip_build_paths(obs.crash_report or ""))
+    parts.append("Console excerpt:\n```\n" + _trim(console, 1500) + "\n```")
     parts.append("Source files of this bug:\n" + "\n".join(obs.files[:100]))
     defs = _local_definitions(obs, _function_names(obs, crash))
     if defs:

@@ -14,7 +14,7 @@ from typing import Any
 from agents.kernel.edits import Edit, EditError, apply_edits, resolve_path
 from codegen_eval.kernelgym.env import SourceView
 
-MAX_CHARS = 8000
+MAX_CHARS = 4000  # ~1,300 tokens: a third of the embedded model's window
 
 
 def numbered(text: str, first: int) -> str:

@@ -106,3 +106,48 @@ async def test_failed_search_goes_back_then_forced_edit(scripted, tmp_path: Path
     assert "e = kgym_null_lookup(key);" in second  # the nearest real line, shown
     assert server.requests[1]["tool_choice"]["function"]["name"] == "search_replace"
     assert "tool_choice" not in server.requests[0]
+
+
+def _is_plan_request(body: dict[str, Any]) -> bool:
+    fmt = body.get("response_format") or {}
+    return (fmt.get("json_schema") or {}).get("name") == "plan"
+
+
+PLAN = {
+    "thought": "read the crashing function and who looks the entry up",
+    "steps": [
+        {"id": 1, "tool": "read_function", "args": {"name": "kgym_null_write"}},
+        {"id": 2, "tool": "grep", "args": {"pattern": "kgym_null_lookup", "path": ""}},
+    ],
+}
+
+
+async def test_planner_mode_fans_out_lookups_then_the_joiner_edits(scripted, tmp_path) -> None:
+    server = scripted(
+        [
+            Rule(match=_is_plan_request, reply=json.dumps(PLAN)),
+            Rule(
+                match="root cause of a Linux kernel crash",
+                reply="Thought: e can be NULL.\nAction: Finish(check e after kgym_null_lookup)",
+            ),
+            Rule(match=_forced, reply=_as_tool_call(BROKEN_EDIT)),
+        ],
+        model={**LIKE_LOCAL, "capabilities": {**LIKE_LOCAL["capabilities"], "json_schema": True}},
+    )
+    log = tmp_path / "agent.jsonl"
+    env = KernelGym(runs=1, check_baseline=False)
+    result = await KernelAgent(env, mode="planner", max_steps=1, log_path=log).fix(BUG)
+    assert [s.outcome for s in result.steps] == ["build_failed"]
+    assert result.turns == 3 and result.tool_calls == 2 + 1  # two lookups, one edit
+    plan_request = next(b for b in server.requests if _is_plan_request(b))
+    schema = plan_request["response_format"]["json_schema"]["schema"]
+    tools = {
+        v["properties"]["tool"]["const"] for v in schema["properties"]["steps"]["items"]["oneOf"]
+    }
+    assert tools == {"read_function", "grep", "read_file"}
+    edit_request = next(b for b in server.requests if _forced(b))
+    text = json.dumps(edit_request)
+    # the lookups' results and the joiner's analysis reached the edit call
+    assert "e = kgym_null_lookup(key);" in text and "check e after kgym_null_lookup" in text
+    plan_event = next(e for e in _events(log) if e["event"] == "agent_plan")
+    assert plan_event["valid_steps"] == 2 and plan_event["issues"] == []
