@@ -79,7 +79,15 @@ def _plain_messages(messages: list[Message]) -> list[Message]:
 
 def emulated_request(request: GenRequest) -> GenRequest:
     messages = _plain_messages(request.messages)
-    messages.append(Message("system", _instruction(request)))
+    # The instruction goes first (into the leading system message), not last: the prompt's
+    # prefix then stays the same from one call to the next of a conversation, and a server
+    # that keeps its prompt cache (llama.cpp) need not process it again on every call. The
+    # JSON shape itself is enforced by the grammar, wherever the instruction stands.
+    instruction = _instruction(request)
+    if messages and messages[0].role == "system":
+        messages[0] = Message("system", f"{messages[0].content or ''}\n\n{instruction}")
+    else:
+        messages.insert(0, Message("system", instruction))
     return replace(
         request,
         messages=messages,

@@ -70,8 +70,9 @@ async def test_earlier_tool_turns_are_sent_as_text(scripted) -> None:
     )
     assert response.text == "sunny"
     roles = [m["role"] for m in server.requests[0]["messages"]]
-    assert "tool" not in roles and roles[-1] == "system"
-    assert "sunny, 24C" in server.requests[0]["messages"][2]["content"]
+    assert "tool" not in roles and roles[0] == "system"  # the instruction leads: cacheable
+    assert "You can call these tools" in server.requests[0]["messages"][0]["content"]
+    assert "sunny, 24C" in server.requests[0]["messages"][3]["content"]
 
 
 async def test_a_forced_function_is_passed_through(scripted) -> None:
