@@ -92,3 +92,42 @@ def test_gym_try_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert "is empty: nothing to try" in capsys.readouterr().err
     assert gym_cli.main(["--linux-tree", str(tmp_path / "no-linux"), "list"]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_fix_ends_with_a_table_and_agent_end_whatever_the_model_says(tmp_path, capsys) -> None:
+    """The issue's crash, end to end through the CLI (one real baseline boot): a server with a
+    small window that refuses long prompts, and a model that answers prose under grammar-less
+    tool emulation. The run ends with the result table and `agent_end`, exit 1, not a crash."""
+    from appl import accounting, config
+    from appl.testing import Rule, ScriptedServer
+    from tests.agents.conftest import TEST_MODEL
+
+    saved = config.get_config()
+    server = ScriptedServer(
+        [Rule(reply="The lookup result is not checked, add a NULL check.")],
+        default_reply=None,
+        context_window=600,
+    ).start()
+    model = {**TEST_MODEL, "base_url": server.base_url, "context_window": 50_000,
+             "capabilities": {"auto_tool_choice": False}}  # fmt: skip
+    config.configure(models={"scripted": model}, budget={})
+    log = tmp_path / "agent.jsonl"
+    try:
+        argv = ["fix", "t0-null-deref", "--model", "scripted", "--max-steps", "3", "--runs", "1",
+                "--log", str(log)]  # fmt: skip
+        assert cli.main(argv) == 1
+    finally:
+        server.stop()
+        config.reset_config(saved)
+        accounting.reset_usage()
+    out = capsys.readouterr()
+    assert "kernel-agent" in out.out and "t0-null-deref" in out.out  # the table
+    assert "resolved 0/1" in out.out
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    end = events[-1]
+    assert end["event"] == "agent_end" and end["steps"] == []
+    # prose where JSON was due: errors; prose where an edit was forced: a wasted call
+    assert end["stopped"] in ("model_error", "max_turns") and end["turns"] >= 3
+    assert server.overflows >= 1  # the first, too long, request was refused and retried
+    assert any("non-JSON" in e for e in end["errors"])
