@@ -25,13 +25,10 @@ BROKEN_EDIT = {
 }
 
 
-def _as_tool_call(edit: dict[str, Any]) -> dict[str, Any]:
-    """A forced tool_choice is answered natively (llama.cpp: with a grammar): a tool call."""
-    return {"content": None, "tool_calls": [{"name": edit["tool"], "arguments": edit["arguments"]}]}
-
-
 def _forced(body: dict[str, Any]) -> bool:
-    return "tool_choice" in body
+    """A call forced to search_replace: under emulation, a schema that admits only it."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    return (schema.get("properties") or {}).get("tool", {}).get("const") == "search_replace"
 
 
 LIKE_LOCAL = {"capabilities": {"auto_tool_choice": False, "n": False}}
@@ -46,7 +43,7 @@ async def test_context_overflow_is_retried_smaller_not_fatal(scripted, tmp_path:
     # request is refused, the agent learns the real window from the error and cuts.
     server = scripted(
         [
-            Rule(match=_forced, reply=_as_tool_call(BROKEN_EDIT)),
+            Rule(match=_forced, reply=json.dumps(BROKEN_EDIT)),
             Rule(reply=json.dumps(BROKEN_EDIT)),
         ],
         context_window=600,
@@ -93,7 +90,7 @@ async def test_failed_search_goes_back_then_forced_edit(scripted, tmp_path: Path
     bad["arguments"]["search"] = "e = lookup(key);"
     server = scripted(
         [
-            Rule(match=_forced, reply=_as_tool_call(BROKEN_EDIT)),
+            Rule(match=_forced, reply=json.dumps(BROKEN_EDIT)),
             Rule(reply=json.dumps(bad)),
         ],
         model=LIKE_LOCAL,
@@ -104,8 +101,7 @@ async def test_failed_search_goes_back_then_forced_edit(scripted, tmp_path: Path
     second = json.dumps(server.requests[1])
     assert "search text was not found in kgym_null.c" in second
     assert "e = kgym_null_lookup(key);" in second  # the nearest real line, shown
-    assert server.requests[1]["tool_choice"]["function"]["name"] == "search_replace"
-    assert "tool_choice" not in server.requests[0]
+    assert _forced(server.requests[1]) and not _forced(server.requests[0])
 
 
 def _is_plan_request(body: dict[str, Any]) -> bool:
@@ -130,7 +126,7 @@ async def test_planner_mode_fans_out_lookups_then_the_joiner_edits(scripted, tmp
                 match="root cause of a Linux kernel crash",
                 reply="Thought: e can be NULL.\nAction: Finish(check e after kgym_null_lookup)",
             ),
-            Rule(match=_forced, reply=_as_tool_call(BROKEN_EDIT)),
+            Rule(match=_forced, reply=json.dumps(BROKEN_EDIT)),
         ],
         model={**LIKE_LOCAL, "capabilities": {**LIKE_LOCAL["capabilities"], "json_schema": True}},
     )
