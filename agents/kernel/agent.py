@@ -198,6 +198,11 @@ def briefing(obs: Observation) -> str:
 
 
 def feedback(step: StepResult, patch: str, obs: Observation) -> str:
+    """What the model reads after a step; build paths shown as the tools' paths."""
+    return strip_build_paths(_feedback(step, patch, obs))
+
+
+def _feedback(step: StepResult, patch: str, obs: Observation) -> str:
     head = f"Result of your patch: {step.outcome}."
     again = "Each patch is applied to the original, unpatched source: send the complete fix."
     if step.outcome == Outcome.APPLY_FAILED:
