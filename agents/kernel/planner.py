@@ -50,7 +50,7 @@ def lookup_tools(tools: SourceTools) -> list[Any]:
         """Show the definition of a C function, with its file and line numbers.
 
         Args:
-            name: The function's name, e.g. "kgym_null_write".
+            name: The function's name, e.g. "foo_write".
         """
         return _cap(tools.read_function(name))
 
@@ -58,7 +58,7 @@ def lookup_tools(tools: SourceTools) -> list[Any]:
         """Search the bug's files for a regular expression (callers, uses, struct definitions).
 
         Args:
-            pattern: A Python regular expression, e.g. "kgym_null_lookup" or "struct kgym_entry {".
+            pattern: A Python regular expression: a function name, or "struct NAME {".
             path: Only this file; empty: all files of the bug.
         """
         return _cap(tools.grep(pattern, path))
@@ -67,7 +67,7 @@ def lookup_tools(tools: SourceTools) -> list[Any]:
         """Read part of a source file, with line numbers.
 
         Args:
-            path: The file, e.g. "kgym_null.c".
+            path: The file, e.g. "foo.c" (see the list of files).
             start_line: First line to show (1-based).
             end_line: Last line to show; 0 means to the end of the file.
         """

@@ -66,7 +66,7 @@ class SourceTools:
         """Propose the fix: replace a piece of a file (whole lines copied from it) by new text.
 
         Args:
-            path: The file, e.g. "kgym_null.c".
+            path: The file, e.g. "foo.c" (see the list of files).
             search: The exact lines to replace, copied from the file (without line numbers).
             replace: The new lines that take their place (keep the unchanged lines too).
         """
@@ -77,7 +77,7 @@ class SourceTools:
         """Propose the fix: replace lines first_line..last_line of a file by new text.
 
         Args:
-            path: The file, e.g. "kgym_null.c".
+            path: The file, e.g. "foo.c" (see the list of files).
             first_line: First line to replace (1-based, as read_file numbers them).
             last_line: Last line to replace; first_line - 1 inserts new_text before first_line.
             new_text: The new lines.
@@ -90,7 +90,7 @@ class SourceTools:
         """Read a source file, with line numbers.
 
         Args:
-            path: Path as in the patch (relative to the source root), e.g. "kgym_null.c".
+            path: Path as in the patch (relative to the source root), e.g. "foo.c" (see the list of files).
             start_line: First line to show (1-based).
             end_line: Last line to show; 0 means to the end of the file.
         """
@@ -107,7 +107,7 @@ class SourceTools:
         """Show the definition of a C function, with its file and line numbers.
 
         Args:
-            name: The function's name, e.g. "kgym_null_write".
+            name: The function's name, e.g. "foo_write".
         """
         self.calls.append(("read_function", {"name": name}))
         found = self.source.read_function(name, hint_files=self.files)
@@ -133,7 +133,7 @@ class SourceTools:
         """Search the files of this bug (the crashing code) for a regular expression.
 
         Args:
-            pattern: A Python regular expression, e.g. "kgym_\\w+_lookup".
+            pattern: A Python regular expression, e.g. a function or struct name.
             path: Only this file (or files under this directory); empty: all files of the bug.
         """
         self.calls.append(("grep", {"pattern": pattern, "path": path}))

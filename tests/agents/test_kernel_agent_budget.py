@@ -25,12 +25,22 @@ BROKEN_EDIT = {
 }
 
 
-def _forced(body: dict[str, Any]) -> bool:
-    """A call forced to search_replace: under emulation, a schema that admits only it."""
+def _forced_tool(body: dict[str, Any]) -> str | None:
+    """The tool a call is forced to: under emulation, a schema that admits only it."""
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
-    return (schema.get("properties") or {}).get("tool", {}).get("const") == "search_replace"
+    return (schema.get("properties") or {}).get("tool", {}).get("const")
 
 
+def _forced(body: dict[str, Any]) -> bool:
+    return _forced_tool(body) == "search_replace"
+
+
+# the same broken fix as a line-range insert before line 42 (`e->value++;`)
+LINES_EDIT = {
+    "tool": "replace_lines",
+    "arguments": {"path": "kgym_null.c", "first_line": 42, "last_line": 41,
+                  "new_text": "\tif (!e)\n\t\treturn -ENOENT"},
+}  # fmt: skip
 LIKE_LOCAL = {"capabilities": {"auto_tool_choice": False, "n": False}}
 
 
@@ -85,12 +95,12 @@ async def test_bad_json_from_the_model_ends_the_bug_with_a_result(scripted, tmp_
 
 async def test_failed_search_goes_back_then_forced_edit(scripted, tmp_path: Path) -> None:
     # First a search text that is not in the file: the tool says so (with the nearest real
-    # lines); the next call is forced to an edit tool (tool_choice names search_replace).
+    # lines); the next call is forced to the other edit tool, replace_lines.
     bad = {"tool": "search_replace", "arguments": {**BROKEN_EDIT["arguments"]}}
     bad["arguments"]["search"] = "e = lookup(key);"
     server = scripted(
         [
-            Rule(match=_forced, reply=json.dumps(BROKEN_EDIT)),
+            Rule(match=lambda b: _forced_tool(b) == "replace_lines", reply=json.dumps(LINES_EDIT)),
             Rule(reply=json.dumps(bad)),
         ],
         model=LIKE_LOCAL,
@@ -101,7 +111,8 @@ async def test_failed_search_goes_back_then_forced_edit(scripted, tmp_path: Path
     second = json.dumps(server.requests[1])
     assert "search text was not found in kgym_null.c" in second
     assert "e = kgym_null_lookup(key);" in second  # the nearest real line, shown
-    assert _forced(server.requests[1]) and not _forced(server.requests[0])
+    assert _forced_tool(server.requests[1]) == "replace_lines"
+    assert _forced_tool(server.requests[0]) is None
 
 
 def _is_plan_request(body: dict[str, Any]) -> bool:
@@ -147,3 +158,26 @@ async def test_planner_mode_fans_out_lookups_then_the_joiner_edits(scripted, tmp
     assert "e = kgym_null_lookup(key);" in text and "check e after kgym_null_lookup" in text
     plan_event = next(e for e in _events(log) if e["event"] == "agent_plan")
     assert plan_event["valid_steps"] == 2 and plan_event["issues"] == []
+
+
+async def test_a_refused_edit_switches_tools_and_a_repeat_raises_temperature(scripted) -> None:
+    # the 0.5B model's real failure: the same unfindable search text again and again
+    bad = {"tool": "search_replace", "arguments": {"path": "kgym_null.c", "search": "x_\\w+",
+           "replace": "y"}}  # fmt: skip
+    server = scripted(
+        [
+            Rule(match=lambda b: _forced_tool(b) == "replace_lines", reply=json.dumps(LINES_EDIT)),
+            Rule(reply=json.dumps(bad)),
+        ],
+        model=LIKE_LOCAL,
+    )
+    env = KernelGym(runs=1, check_baseline=False)
+    result = await KernelAgent(env, max_steps=1, tool_rounds=3, temperature=0.2).fix(BUG)
+    assert [s.outcome for s in result.steps] == ["build_failed"]  # the line edit ran
+    first, second, third = server.requests[:3]
+    assert _forced_tool(first) is None and first["temperature"] == 0.2
+    assert _forced_tool(second) is None and second["temperature"] == 0.2
+    # the same refused edit twice: told so, hotter, and forced to the other edit tool
+    assert "You sent exactly this edit before" in json.dumps(third)
+    assert third["temperature"] == 0.8 and _forced_tool(third) == "replace_lines"
+    assert "+\tif (!e)\n+\t\treturn -ENOENT\n" in result.steps[0].patch
