@@ -107,7 +107,12 @@ def _nearest(lines: list[str], search: list[str]) -> str:
 
 def _indent_like(new: list[str], old: list[str]) -> list[str]:
     """Re-indent replacement lines written with spaces when the file uses tabs: a model
-    that copied `    if (x)` for `\\tif (x)` means the file's own indentation."""
+    that copied `    if (x)` for `\\tif (x)` means the file's own indentation. Lines that
+    all lost their indentation (small models strip it) get that of the first replaced line."""
+    first = next((line for line in old if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip())]
+    if indent and new and not any(line[:1] in (" ", "\t") for line in new):
+        new = [indent + line if line.strip() else line for line in new]
     if not any(line.startswith("\t") for line in old):
         return new
     out = []

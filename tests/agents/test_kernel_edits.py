@@ -85,3 +85,12 @@ def test_crash_report_paths_map_to_the_tools_paths() -> None:
     tools = SourceTools(SourceView(SRC), FILES)
     assert "e = kgym_null_lookup(key);" in tools.read_file(absolute, 40, 42)
     assert "kgym_null.c:41:" in tools.grep("kgym_null_lookup\\(key\\)", absolute)
+
+
+def test_replacement_that_lost_its_indentation_gets_the_files(tmp_path: Path) -> None:
+    edit = Edit(
+        "kgym_null.c", search="e->value++;", replace="if (!e)\nreturn -ENOENT;\ne->value++;"
+    )
+    diff = apply_edits([edit], FILES, _read)
+    assert "+\tif (!e)\n+\treturn -ENOENT;\n \te->value++;\n" in diff
+    _applies(diff, tmp_path)
