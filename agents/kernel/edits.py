@@ -62,6 +62,14 @@ def resolve_path(path: str, files: list[str]) -> str:
     tails = [f for f in files if candidate.endswith("/" + f) or f.endswith("/" + candidate)]
     if len(tails) == 1:
         return tails[0]
+    # a name without the extension, e.g. the module's /proc entry "/proc/kgym_bugon" that a
+    # small model took for the file: the one source file with that stem
+    stem = candidate.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
+    same = [
+        f for f in files if f.endswith((".c", ".h")) and f.rsplit("/", 1)[-1].split(".")[0] == stem
+    ]
+    if stem and len(same) == 1:
+        return same[0]
     return candidate
 
 
@@ -138,6 +146,14 @@ def _apply_one(text: str, edit: Edit) -> str:
         if not search:
             raise EditError("the search text is empty: copy the lines to replace from the file")
         starts = _find(lines, search)
+        if not starts and len(search) == 1:
+            # part of one line (`x >= MAX` of `BUG_ON(x >= MAX);`): replaced where it stands
+            fragment = search[0].strip()
+            holders = [i for i, line in enumerate(lines) if fragment in line]
+            if len(holders) == 1 and fragment:
+                i = holders[0]
+                lines[i] = lines[i].replace(fragment, edit.replace.strip("\n"), 1)
+                return "\n".join(lines) + ("\n" if trailing_newline else "")
         if not starts:
             near = _nearest(lines, search)
             hint = f" The most similar lines in the file:\n{near}" if near else ""

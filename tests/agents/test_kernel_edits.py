@@ -79,6 +79,8 @@ def test_crash_report_paths_map_to_the_tools_paths() -> None:
     assert resolve_path(absolute, FILES) == "kgym_null.c"
     assert resolve_path("b/kgym_null.c", FILES) == "kgym_null.c"
     assert resolve_path("drivers/misc/kgym_null.c", FILES) == "kgym_null.c"
+    assert resolve_path("/proc/kgym_null", [*FILES, "Makefile"]) == "kgym_null.c"  # the stem
+    assert resolve_path("/proc/other", FILES) == "/proc/other"
     assert strip_build_paths(f"RIP: kgym_null_write+0x2f ({absolute}:42)") == (
         "RIP: kgym_null_write+0x2f (kgym_null.c:42)"
     )
@@ -94,3 +96,9 @@ def test_replacement_that_lost_its_indentation_gets_the_files(tmp_path: Path) ->
     diff = apply_edits([edit], FILES, _read)
     assert "+\tif (!e)\n+\treturn -ENOENT;\n \te->value++;\n" in diff
     _applies(diff, tmp_path)
+
+
+def test_part_of_one_line_is_replaced_where_it_stands(tmp_path: Path) -> None:
+    edit = Edit("kgym_null.c", search="e->value++", replace="if (e)\n\t\te->value++")
+    text = _applies(apply_edits([edit], FILES, _read), tmp_path)
+    assert "\tif (e)\n\t\te->value++;\n" in text
