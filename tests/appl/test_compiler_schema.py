@@ -70,3 +70,12 @@ async def test_undeclared_servers_keep_line_plans(scripted) -> None:
     result = await run_compiler("Population of Paris?", [search, math])
     assert result.answer == "2102650"
     assert "response_format" not in server.requests[0] and server.requests[0].get("stream")
+
+
+def test_a_raw_newline_in_a_json_plan_string_does_not_lose_the_plan() -> None:
+    from appl.compiler import ParsedCall, parse_json_plan
+
+    text = '{"thought": "first\nthen", "steps": [{"id": 1, "tool": "search", "args": {"query": "a\tb"}}]}'
+    items = parse_json_plan(text)
+    calls = [i for i in items if isinstance(i, ParsedCall)]
+    assert len(calls) == 1 and calls[0].tool == "search"
