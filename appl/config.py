@@ -75,6 +75,9 @@ class ModelConfig(BaseModel):
     price_input_per_mtok: float = Field(default=0.0, ge=0)  # USD per million prompt tokens
     price_output_per_mtok: float = Field(default=0.0, ge=0)
     capabilities: dict[str, bool] = Field(default_factory=dict)
+    # Tokens the server accepts per request, prompt and completion together; None: unknown
+    # (the local provider knows its own, see appl.window.context_window).
+    context_window: int | None = Field(default=None, gt=0)
     extra_body: dict[str, Any] = Field(default_factory=dict)  # sent with every request
     options: dict[str, Any] = Field(default_factory=dict)  # provider-specific settings
     # where this alias was defined (a file, "built-in", "configure()"), for error messages;
@@ -175,7 +178,8 @@ def _builtin_models() -> dict[str, dict[str, Any]]:
             "api_key": "local",
             "max_concurrency": 1,
             "timeout_s": 300.0,
-            "capabilities": {"n": False, "auto_tool_choice": False},
+            # json_schema declared: llama.cpp enforces it with a grammar (planner default)
+            "capabilities": {"n": False, "auto_tool_choice": False, "json_schema": True},
         }
     }
 

@@ -8,6 +8,7 @@ ApplError
 │   ├── RateLimitError       HTTP 429 that outlasted the retry policy
 │   ├── ServerError          HTTP 5xx that outlasted the retry policy
 │   ├── ClientRequestError   HTTP 4xx other than 408/409/429 (never retried)
+│   │   └── ContextOverflowError  the prompt (+ max_tokens) does not fit the model's window
 │   └── BadResponseError     the server answered with something that is not a valid completion
 ├── BudgetExceededError      the next call would exceed a budget (calls, tokens, cost)
 ├── StructuredOutputError    the reply never validated against the response format (.raw_text)
@@ -63,6 +64,23 @@ class ServerError(ModelError):
 
 class ClientRequestError(ModelError):
     pass
+
+
+class ContextOverflowError(ClientRequestError):
+    """The server refused a request that does not fit its context window. `requested` and
+    `window` are the token counts the server named (None when its message did not say)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        requested: int | None = None,
+        window: int | None = None,
+        **kwargs: object,
+    ):
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.requested = requested
+        self.window = window
 
 
 class BadResponseError(ModelError):

@@ -1,6 +1,11 @@
 """LLM compiler vs ReAct, offline: the scripted server plays planner, joiner and ReAct model.
 
     .venv/bin/python benchmarks/planner.py [--repeats 3] [--tps 40] [--ttft 0.25]
+    .venv/bin/python benchmarks/planner.py --local 0.5b,1.5b [--formats lines,json,schema]
+
+`--local` measures plan reliability on the embedded models instead: for each tier and plan
+format, one planner round per task (the joiner too), and the valid-step rate (steps the
+validator accepted / steps written, rejected lines and objects included), with wall time.
 
 Both systems talk to the same real HTTP server through the same model stack (appl.models),
 which emits text at a fixed rate (`--tps` tokens per second, one token per word) after a fixed
@@ -333,6 +338,61 @@ async def bench(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def local_tools(task: Task) -> list[object]:
+    """The task's tools for a real model: search answers by subject (a real model words its
+    queries its own way), math as in the offline benchmark."""
+    by_subject = dict(zip(task.subjects, task.results, strict=True))
+    offline = make_tools(task)
+
+    @tool
+    async def search(query: str) -> str:
+        """Search the web; returns a short snippet."""
+        for subject, result in by_subject.items():
+            if subject.lower() in query.lower():
+                return result
+        return "no result"
+
+    return [search, offline[1]]
+
+
+async def bench_local(args: argparse.Namespace) -> int:
+    import time
+
+    from appl.compiler import RoundLimitError
+
+    all_tasks = [t for t in tasks() if re.search(args.only, t.name)]
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    print(f"tasks: {', '.join(t.name for t in all_tasks)}")
+    print("tier   format  steps  valid  rate   correct  wall s (all tasks)")
+    for tier in [t.strip() for t in args.local.split(",") if t.strip()]:
+        local = config.get_config().model("local")
+        config.configure(
+            models={"local": local.model_copy(update={"options": {**local.options, "model": tier}})}
+        )
+        for fmt in formats:
+            written = valid = correct = 0
+            t0 = time.monotonic()
+            for task in all_tasks:
+                try:
+                    result = await run_compiler(
+                        task.question.split("] ", 1)[-1], local_tools(task), model="local",
+                        plan_format=fmt,
+                        max_rounds=1, temperature=0.0,
+                    )  # fmt: skip
+                except RoundLimitError as exc:
+                    result = exc.result
+                ok = sum(len(p.step_ids) for p in result.plans)
+                bad = len(result.issues)
+                written, valid = written + ok + bad, valid + ok
+                correct += bool(result.answer and task.answer in result.answer.replace(",", ""))
+            wall = time.monotonic() - t0
+            rate = valid / written if written else 0.0
+            print(f"{tier:6} {fmt:7} {written:5}  {valid:5}  {rate:4.2f}   "
+                  f"{correct}/{len(all_tasks)}      {wall:6.0f}", flush=True)  # fmt: skip
+        await close_models()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -341,7 +401,10 @@ def main() -> int:
     parser.add_argument("--tps", type=float, default=40.0, help="generation speed, tokens/s")
     parser.add_argument("--ttft", type=float, default=0.25, help="time to first token, s")
     parser.add_argument("--only", default="", help="regex on task names")
-    return asyncio.run(bench(parser.parse_args()))
+    parser.add_argument("--local", default="", help="embedded model tiers, e.g. 0.5b,1.5b")
+    parser.add_argument("--formats", default="lines,json,schema", help="plan formats (--local)")
+    args = parser.parse_args()
+    return asyncio.run(bench_local(args) if args.local else bench(args))
 
 
 if __name__ == "__main__":

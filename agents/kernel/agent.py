@@ -1,23 +1,30 @@
-"""The kernel-crash agent: read the crash, look at the code, propose a diff, step the gym.
+"""The kernel-crash agent: read the crash, look at the code, propose an edit, step the gym.
 
     env = KernelGym(runs=3, log_path="runs/kgym.jsonl")
     result = await KernelAgent(env, model="local", max_steps=4).fix("t0-null-deref")
     result.resolved, [s.outcome for s in result.steps]
 
-One *turn* is one appl `gen` with the source tools (read_file, read_function, list_files,
-grep; appl runs the model's tool calls and asks again until it answers). A turn whose answer
-holds a diff becomes one gym *step* (build, boot, reproduce). The outcome decides the next
-turn's feedback:
+Every model call is one request with the source tools (read_file, read_function, list_files,
+grep) and two edit tools (search_replace, replace_lines). The agent, not the model, writes the
+unified diff: an edit is checked against the file (search text found once, lines in range) and
+turned into a diff, or refused with a message that says why. A raw ```diff block in a plain
+answer is accepted too. Each diff is one gym *step* (build, boot, reproduce), whose outcome is
+the next feedback:
 
   apply_failed  patch's rejection + the real, numbered text the hunks were aimed at
   build_failed  the compiler's errors
   reproduced    the crash title now seen (same or new) + the new console excerpt
   boot_error    why the VM did not get through the reproducer
-  (no diff)     a reminder of the answer format; costs a turn, not a step
 
-Each step applies to the ORIGINAL source (the gym rebuilds from scratch), so every diff must
-be the whole fix. The conversation keeps the last turns with their tool calls and results;
-older turns are shortened to the model's answer and our feedback, to bound the context.
+After `tool_rounds - 1` calls without an edit, the next call forces an edit tool (a forced
+tool_choice is grammar-enforced on llama.cpp), so a small model cannot read forever. In
+planner mode (`mode="planner"`) an investigation phase first runs one LLM-compiler plan of
+source lookups in parallel (agents.kernel.planner); then the joiner call is forced to edit.
+
+Each step applies to the ORIGINAL source (the gym rebuilds from scratch), so every edit must
+be the whole fix. Every request is fitted to the model's context window (appl.window): old
+tool output is cut first, then old exchanges dropped. A model or gym error ends the bug with
+a result (`stopped` = "model_error" or "error"), never the run; `agent_end` is always logged.
 """
 
 from __future__ import annotations
@@ -25,13 +32,16 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.kernel.diff import extract_diff, hunks
-from agents.kernel.tools import SourceTools, numbered
-from appl import AIMessage, GenResult, Message, SystemMessage, ToolError, gen, ppl
+from agents.kernel.edits import strip_build_paths
+from agents.kernel.tools import EDIT_TOOLS, SourceTools, numbered
+from appl import Message, ModelError, StructuredOutputError, ToolError
+from appl.window import ContextBudget, context_window, gen_within
 from codegen_eval.kernelgym.crash import CrashReport, parse_console
 from codegen_eval.kernelgym.env import KernelGym, Observation
 from codegen_eval.kernelgym.scoring import Outcome, StepResult
@@ -44,13 +54,34 @@ SYSTEM = (
     "code, fix the bounds, take the missing reference, and so on. Do not silence the report "
     "(removing BUG_ON/WARN_ON, skipping the work the reproducer triggers) - the reproducer "
     "must run to completion without any report.\n\n"
-    "When you know the fix, answer with exactly one unified diff in a ```diff block, with "
-    "paths relative to the source root as `--- a/<path>` and `+++ b/<path>`, hunk headers "
-    "`@@ -l,n +l,n @@`, and context lines copied exactly from the file (kernel code is "
-    "indented with tabs). Keep the diff minimal."
+    "Propose the fix with the search_replace tool (the exact lines to change, copied from the "
+    "file, and the new lines) or replace_lines (a line range and the new lines). Paths are "
+    "relative to the source root, as in the list of files. Keep the change minimal."
 )
 
-FEEDBACK_CHARS = 3500
+FEEDBACK_CHARS = 2500
+# After an edit is refused the next forced call uses the other edit tool, and a repeated
+# refused edit raises the temperature: measured on the 0.5B model, a forced search_replace
+# otherwise repeats the same unfindable search text until the call budget is gone.
+REPEAT_TEMPERATURE = 0.8
+REPEATED = (
+    "You sent exactly this edit before and it was refused. Do something different: use "
+    "replace_lines with the line numbers shown above."
+)
+
+
+def _forced(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name}}
+
+
+NO_EDIT = (
+    "That was no fix. Call search_replace with the exact lines to change (copied from the "
+    "file) and the new lines."
+)
+PLANNER_JOIN = (
+    "Now propose the fix with search_replace: the lines to change, copied from the file above, "
+    "and the new lines."
+)
 
 
 @dataclass(slots=True)
@@ -69,23 +100,20 @@ class StepRecord:
 class AgentResult:
     bug_id: str
     expected_title: str
+    mode: str = "react"
     resolved: bool = False
     steps: list[StepRecord] = field(default_factory=list)
-    turns: int = 0
+    turns: int = 0  # model calls
     tool_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     wall_s: float = 0.0
     final_patch: str = ""
-    stopped: str = ""  # resolved | max_steps | max_turns
+    stopped: str = ""  # resolved | max_steps | max_turns | model_error | error
+    errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(slots=True)
-class _Turn:
-    messages: list[Message]  # what the gen added: tool calls, tool results, the answer
-    answer: str
-    feedback: str
 
 
 def _trim(text: str, limit: int = FEEDBACK_CHARS) -> str:
@@ -93,39 +121,6 @@ def _trim(text: str, limit: int = FEEDBACK_CHARS) -> str:
     if len(text) <= limit:
         return text
     return text[: limit // 2] + "\n... [cut] ...\n" + text[-limit // 2 :]
-
-
-@ppl
-async def _turn(
-    briefing: str,
-    history: list[_Turn],
-    tools: list[Any],
-    keep_full: int,
-    *,
-    model: str | None,
-    temperature: float,
-    max_tokens: int,
-    tool_rounds: int,
-) -> GenResult:
-    """One turn of the conversation: the briefing, the previous turns, then a gen that may
-    call the source tools before it answers."""
-    SystemMessage(SYSTEM)
-    briefing
-    for n, turn in enumerate(history):
-        if n >= len(history) - keep_full:
-            for message in turn.messages:
-                message
-        else:
-            AIMessage(turn.answer or "(no answer)")
-        turn.feedback
-    return await gen(
-        model=model,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        tools=tools,
-        run_tools=True,
-        max_rounds=tool_rounds,
-    ).result()
 
 
 def _function_names(obs: Observation, crash: CrashReport | None) -> list[str]:
@@ -167,6 +162,26 @@ def _local_definitions(obs: Observation, names: list[str], limit: int = 3) -> li
     return shown
 
 
+# Console lines that cost a small model's context and say nothing about the bug: register
+# dumps, opcode bytes, hardware, page-table walks, and guessed ("? ") stack entries.
+_NOISE = re.compile(
+    r"^\s*(Code:|RSP:|RAX:|RDX:|RBP:|R\d+:|FS:|CS:|CR\d:|PKRU:|PGD |Hardware name:|\? )"
+)
+
+
+def compact_console(text: str) -> str:
+    """The console excerpt without register dumps and other noise (see _NOISE); stops at the
+    first end of a trace, so the user-space registers after it go too."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if _NOISE.match(line):
+            continue
+        out.append(line)
+        if line.strip().startswith("---[ end trace"):
+            break
+    return "\n".join(out)
+
+
 def briefing(obs: Observation) -> str:
     crashes = parse_console(obs.crash_report) if obs.crash_report else []
     crash = crashes[0] if crashes else None
@@ -177,25 +192,30 @@ def briefing(obs: Observation) -> str:
         stack = [
             f"  {f.func}"
             + (f" [{f.module}]" if f.module else "")
-            + (f" {f.file}:{f.line}" if f.file else "")
+            + (f" {strip_build_paths(f.file)}:{f.line}" if f.file else "")
             for f in crash.frames[:16]
         ]
         parts.append(
             f"Parsed report: kind {crash.kind}, RIP {crash.rip or '?'}\nStack:\n" + "\n".join(stack)
         )
-    parts.append("Console excerpt:\n```\n" + _trim(obs.crash_report, 5000) + "\n```")
+    console = compact_console(strip_build_paths(obs.crash_report or ""))
+    parts.append("Console excerpt:\n```\n" + _trim(console, 1500) + "\n```")
     parts.append("Source files of this bug:\n" + "\n".join(obs.files[:100]))
     defs = _local_definitions(obs, _function_names(obs, crash))
     if defs:
         parts.append("Code of the functions in the report:\n```c\n" + "\n\n".join(defs) + "\n```")
     parts.append(
-        "Use the tools to read more code if you need to, then answer with the diff that fixes "
-        "the bug."
+        "Use the tools to read more code if you need to, then propose the fix with search_replace."
     )
     return "\n\n".join(parts)
 
 
 def feedback(step: StepResult, patch: str, obs: Observation) -> str:
+    """What the model reads after a step; build paths shown as the tools' paths."""
+    return strip_build_paths(_feedback(step, patch, obs))
+
+
+def _feedback(step: StepResult, patch: str, obs: Observation) -> str:
     head = f"Result of your patch: {step.outcome}."
     again = "Each patch is applied to the original, unpatched source: send the complete fix."
     if step.outcome == Outcome.APPLY_FAILED:
@@ -231,35 +251,35 @@ def feedback(step: StepResult, patch: str, obs: Observation) -> str:
     return head
 
 
-NO_DIFF = (
-    "I found no unified diff in your answer. Answer with the fix as exactly one ```diff block "
-    "(`--- a/<path>`, `+++ b/<path>`, `@@ ... @@` hunks)."
-)
-
-
 class KernelAgent:
     def __init__(
         self,
         env: KernelGym,
         *,
         model: str | None = None,
+        mode: str = "react",
         max_steps: int = 4,
         max_turns: int | None = None,
-        tool_rounds: int = 8,
-        keep_full: int = 2,
+        tool_rounds: int = 3,
         temperature: float = 0.2,
-        max_tokens: int = 2048,
+        max_tokens: int = 1024,
+        context_window: int | None = None,
         log_path: str | Path | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
+        if mode not in ("react", "planner"):
+            raise ValueError(f"mode must be 'react' or 'planner', not {mode!r}")
         self.env = env
         self.model = model
+        self.mode = mode
         self.max_steps = max_steps
-        self.max_turns = max_turns if max_turns is not None else 2 * max_steps
-        self.tool_rounds = tool_rounds
-        self.keep_full = keep_full
+        self.tool_rounds = max(1, tool_rounds)
+        self.max_turns = max_turns if max_turns is not None else max_steps * (self.tool_rounds + 1)
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.window = context_window
         self.log_path = Path(log_path) if log_path else None
+        self.progress = progress or (lambda _line: None)
 
     def _log(self, event: str, **data: Any) -> None:
         if self.log_path is None:
@@ -269,39 +289,144 @@ class KernelAgent:
             fh.write(json.dumps({"event": event, "time": time.time(), **data}, default=str))
             fh.write("\n")
 
+    def _budget(self) -> ContextBudget:
+        window = self.window or context_window(self.model)
+        return ContextBudget(
+            window, max_tokens=self.max_tokens, min_tokens=min(384, self.max_tokens)
+        )
+
     async def fix(self, bug_id: str) -> AgentResult:
+        """Work on one bug until resolved or out of steps/calls. Errors of the model or the gym
+        end this bug with a result (stopped "model_error"/"error"); `agent_end` is logged."""
         start = time.monotonic()
+        result = AgentResult(bug_id, "", self.mode)
+        try:
+            await self._fix(bug_id, result)
+        except (ModelError, StructuredOutputError, ToolError) as exc:
+            result.errors.append(f"{type(exc).__name__}: {exc}")
+            result.stopped = "model_error"
+        except Exception as exc:  # the gym or a tool broke: this bug ends, the run goes on
+            result.errors.append(f"{type(exc).__name__}: {exc}")
+            result.stopped = "error"
+        finally:
+            result.wall_s = round(time.monotonic() - start, 2)
+            if not result.stopped:
+                result.stopped = (
+                    "resolved"
+                    if result.resolved
+                    else ("max_steps" if len(result.steps) >= self.max_steps else "max_turns")
+                )
+            self._log("agent_end", **result.to_dict())
+        return result
+
+    async def _call(
+        self,
+        budget: ContextBudget,
+        messages: list[Message],
+        tools: SourceTools,
+        result: AgentResult,
+        forced: str | None,
+        temperature: float,
+    ) -> Any:
+        t0 = time.monotonic()
+        reply, sent = await gen_within(
+            budget,
+            messages,
+            tools=tools.as_list(),
+            model=self.model,
+            temperature=temperature,
+            tool_choice=_forced(forced) if forced else None,
+        )
+        result.turns += 1
+        usage = reply.response.usage if reply.response is not None else None
+        if usage is not None:
+            result.prompt_tokens += usage.prompt_tokens
+            result.completion_tokens += usage.completion_tokens
+        self._log(
+            "agent_call",
+            bug=result.bug_id,
+            call=result.turns,
+            forced_edit=forced,
+            temperature=temperature,
+            sent_messages=len(sent),
+            dropped_messages=len(messages) - len(sent),
+            window=budget.window,
+            answer=reply.text,
+            tool_calls=[{"name": c.name, "arguments": c.arguments} for c in reply.tool_calls],
+            tool_results=[
+                {"name": r.call.name, "ok": r.ok, "content": _trim(r.content, 4000)}
+                for r in reply.tool_results
+            ],
+            usage=asdict(usage) if usage is not None else None,
+            wall_s=round(time.monotonic() - t0, 2),
+        )
+        what = ", ".join(f"{c.name}" for c in reply.tool_calls) or "answer"
+        self.progress(f"  call {result.turns}: {what} ({time.monotonic() - t0:.0f} s)")
+        return reply
+
+    async def _fix(self, bug_id: str, result: AgentResult) -> None:
+        self.progress(f"{bug_id}: resetting the gym (baseline boot)")
         obs = await self.env.areset(bug_id)
-        result = AgentResult(bug_id, obs.title)
+        result.expected_title = obs.title
         tools = SourceTools(obs.source, obs.files)
         brief = briefing(obs)
-        self._log("agent_start", bug=bug_id, model=self.model, briefing=brief)
-        history: list[_Turn] = []
+        budget = self._budget()
+        messages = [Message("system", SYSTEM), Message("user", brief)]
+        self._log(
+            "agent_start", bug=bug_id, model=self.model, mode=self.mode, window=budget.window,
+            briefing=brief,
+        )  # fmt: skip
+        force_next = False
+        if self.mode == "planner":
+            from agents.kernel.planner import investigate
+
+            findings = await investigate(obs, tools, self, result)
+            if findings:
+                messages.append(Message("user", findings + "\n\n" + PLANNER_JOIN))
+                force_next = True  # the joiner proposes the edit
+        since_step = 0
+        failures = 0
+        refused: set[str] = set()  # edits the tools refused (name + arguments)
+        edit_tool, temperature = "search_replace", self.temperature
         while len(result.steps) < self.max_steps and result.turns < self.max_turns:
-            result.turns += 1
-            calls_before = len(tools.calls)
+            forced = edit_tool if force_next or since_step >= self.tool_rounds - 1 else None
+            force_next = False
             try:
-                reply = await _turn(
-                    brief,
-                    history,
-                    tools.as_list(),
-                    self.keep_full,
-                    model=self.model,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    tool_rounds=self.tool_rounds,
-                )
-                answer, messages = reply.text or "", list(reply.messages)
-            except ToolError:
-                answer, messages = "", []
-            patch = extract_diff(answer)
-            turn_log = {"turn": result.turns, "answer": answer, "patch": patch}
-            turn_log["tool_calls"] = tools.calls[calls_before:]
-            if patch is None:
-                note = NO_DIFF if messages else NO_DIFF + " Stop reading code and answer now."
-                history.append(_Turn(messages, answer, note))
-                self._log("agent_turn", bug=bug_id, **turn_log, outcome="no_diff")
+                reply = await self._call(budget, messages, tools, result, forced, temperature)
+            except (ModelError, StructuredOutputError, ToolError) as exc:
+                result.turns += 1
+                failures += 1
+                short = _trim(str(exc), 300)
+                result.errors.append(f"{type(exc).__name__}: {short}")
+                self._log("agent_error", bug=bug_id, call=result.turns, error=result.errors[-1])
+                self.progress(f"  call {result.turns}: model error: {short}")
+                if failures >= 3:
+                    result.stopped = "model_error"
+                    return
+                since_step += 1
                 continue
+            failures = 0
+            result.tool_calls += len(reply.tool_calls)
+            messages.extend(reply.messages)
+            temperature = self.temperature
+            for done in reply.tool_results:
+                if done.call.name in EDIT_TOOLS and done.content.startswith("Error:"):
+                    signature = f"{done.call.name}:{done.call.arguments}"
+                    if signature in refused:
+                        temperature = max(self.temperature, REPEAT_TEMPERATURE)
+                        messages.append(Message("user", REPEATED))
+                    refused.add(signature)
+                    edit_tool = (
+                        "replace_lines" if done.call.name == "search_replace" else "search_replace"
+                    )
+            patch = tools.take_patch() or extract_diff(reply.text or "")
+            if patch is None:
+                since_step += 1
+                if not reply.tool_calls or all(c.name in EDIT_TOOLS for c in reply.tool_calls):
+                    if not reply.tool_calls:
+                        messages.append(Message("user", NO_EDIT))
+                continue
+            since_step = 0
             step = await self.env.astep(patch)
             rec = StepRecord(
                 len(result.steps) + 1,
@@ -315,17 +440,11 @@ class KernelAgent:
             )
             result.steps.append(rec)
             result.final_patch = patch
-            self._log("agent_turn", bug=bug_id, **turn_log, outcome=rec.outcome)
+            self._log("agent_turn", bug=bug_id, call=result.turns, patch=patch, outcome=rec.outcome)
+            self.progress(
+                f"  step {rec.step}: {rec.outcome}" + (f" ({rec.title})" if rec.title else "")
+            )
             if step.outcome == Outcome.RESOLVED:
                 result.resolved = True
-                break
-            history.append(_Turn(messages, answer, feedback(step, patch, obs)))
-        result.tool_calls = len(tools.calls)
-        result.wall_s = round(time.monotonic() - start, 2)
-        result.stopped = (
-            "resolved"
-            if result.resolved
-            else ("max_steps" if len(result.steps) >= self.max_steps else "max_turns")
-        )
-        self._log("agent_end", **result.to_dict())
-        return result
+                return
+            messages.append(Message("user", feedback(step, patch, obs)))

@@ -1,16 +1,23 @@
 """`kernel-agent`: fix kernel crashes of the kernel-crash gym with an LLM agent.
 
-    kernel-agent fix t0-null-deref [--model local] [--max-steps 4] [--log runs/agent.jsonl]
-    kernel-agent bench [--tier 0] [--model local] [--max-steps 4] [--json rows.json]
+    kernel-agent fix t0-null-deref --model local --max-steps 4 [--mode planner|react]
+    kernel-agent bench --bugs t0-null-deref,t0-warn -n 3 --out runs/agent.jsonl [--resume]
+    kernel-agent bench --tier 0 --local-model 1.5b --base-url http://host:8080/v1 ...
 
-Exit codes: 0 resolved (bench: every bug), 1 not resolved, 2 bad input or model error.
+Options go before or after the subcommand. The model is checked (configured, weights
+present, one tiny request answered) before any VM boots. Exit codes: 0 resolved (bench: every
+bug at least once), 1 not resolved, 2 bad input or model error, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
+import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -18,106 +25,285 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.kernel.agent import AgentResult, KernelAgent
-from appl import ApplError, run
+from appl import ApplError, Message, run
 from codegen_eval.kernelgym.env import KernelGym
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 
 console = Console()
 
 
+class CliError(Exception):
+    """Bad input: one line to stderr, exit 2."""
+
+
+def _say(line: str) -> None:
+    """A progress line on stderr (plain text: no markup, no wrapping)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def _configure_model(args: argparse.Namespace) -> str:
+    """Apply --base-url / --local-model / --context-window; returns the alias to use."""
+    from appl.config import configure, get_config
+
+    alias = args.model or ("remote" if args.base_url else get_config().default_model) or "local"
+    if args.base_url:
+        spec: dict[str, Any] = {
+            "provider": "openai",
+            "base_url": args.base_url,
+            "api_key": os.environ.get("OPENAI_API_KEY", "none"),
+            "api_key_env": None,
+        }
+        if args.context_window:
+            spec["context_window"] = args.context_window
+        configure(models={alias: spec})
+        return alias
+    try:
+        config = get_config().model(alias)
+    except ApplError as exc:
+        raise CliError(str(exc)) from None
+    update: dict[str, Any] = {}
+    if args.local_model:
+        if config.provider != "local":
+            raise CliError(
+                f"--local-model needs a local model alias; {alias!r} is {config.provider}"
+            )
+        update["options"] = {**config.options, "model": args.local_model}
+    if args.context_window:
+        update["context_window"] = args.context_window
+    if update:
+        configure(models={alias: config.model_copy(update=update)})
+    return alias
+
+
+async def _ping(alias: str) -> None:
+    from appl.window import ContextBudget, gen_within
+
+    await gen_within(ContextBudget(None, max_tokens=1), [Message("user", "Say OK.")], model=alias)
+
+
+def preflight(args: argparse.Namespace) -> str:
+    """The model alias, checked before any VM boots: configured, local weights and server
+    package present, and one 1-token request answered. CliError names what is wrong."""
+    from appl.config import get_config
+
+    alias = _configure_model(args)
+    try:
+        config = get_config().model(alias)
+        if config.provider == "local" and not config.base_url:
+            from appl.local.catalog import resolve_spec
+            from appl.local.server import server_package_available
+            from appl.local.weights import ensure_weights
+
+            spec = resolve_spec(config.options.get("model") or config.options.get("local_model"))
+            if not server_package_available():
+                raise CliError(
+                    f"model {alias!r}: the local model server (llama-cpp-python[server]) is not "
+                    "installed; run `scripts/setup.sh --local-model` or use --base-url"
+                )
+            ensure_weights(spec)  # a missing or corrupt file says what to run
+        _say(f"model {alias}: checking that it answers")
+        run(_ping(alias))
+    except ApplError as exc:
+        raise CliError(f"model {alias!r} is not usable: {exc}") from None
+    return alias
+
+
+# --------------------------------------------------------------------------- bugs and runs
+
+
 def _bugs(args: argparse.Namespace) -> list[BugRecord]:
-    bugs = load_records(args.bugs) if args.bugs else bundled_bugs()
+    records = args.records
+    ids: list[str] = []
+    if args.bugs and Path(args.bugs).exists():  # the old meaning: a file of records
+        records = records or args.bugs
+    elif args.bugs:
+        ids = [b.strip() for b in args.bugs.split(",") if b.strip()]
+    bugs = load_records(records) if records else bundled_bugs()
+    known = {b.id for b in bugs}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise CliError(f"unknown bug(s) {', '.join(unknown)}; see `kernel-gym list`")
     tier = getattr(args, "tier", None)
-    return [b for b in bugs if tier is None or b.tier == tier]
+    chosen = [b for b in bugs if (not ids or b.id in ids) and (tier is None or b.tier == tier)]
+    if ids:  # the order given
+        chosen.sort(key=lambda b: ids.index(b.id))
+    return chosen
 
 
-def _agent(args: argparse.Namespace, bugs: list[BugRecord]) -> KernelAgent:
+def _agent(args: argparse.Namespace, bugs: list[BugRecord], alias: str) -> KernelAgent:
     env = KernelGym(bugs, runs=args.runs, accel=args.accel, log_path=args.log)
     return KernelAgent(
         env,
-        model=args.model,
+        model=alias,
+        mode=args.mode,
         max_steps=args.max_steps,
+        tool_rounds=args.tool_rounds,
         temperature=args.temperature,
         max_tokens=args.max_tokens,
+        context_window=args.context_window,
         log_path=args.log,
+        progress=_say,
     )
 
 
-def result_table(results: list[AgentResult]) -> Table:
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k of n attempts with c successes (Chen et al. 2021)."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def result_table(rows: list[dict[str, Any]], k: int = 1) -> Table:
+    """One line per bug (attempts folded): resolved, outcomes, calls, tokens, time."""
+    by_bug: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_bug[row["bug_id"]].append(row)
     table = Table(title="kernel-agent")
-    for col in ("bug", "resolved", "steps", "outcomes", "turns", "tools", "time s"):
+    for col in ("bug", "resolved", "outcomes", "stopped", "calls", "tokens", "time s"):
         table.add_column(col)
-    for r in results:
+    for bug, runs in by_bug.items():
+        solved = sum(r["resolved"] for r in runs)
         table.add_row(
-            r.bug_id,
-            "[green]yes[/green]" if r.resolved else "[red]no[/red]",
-            str(len(r.steps)),
-            " > ".join(s.outcome for s in r.steps) or "-",
-            str(r.turns),
-            str(r.tool_calls),
-            f"{r.wall_s:.0f}",
+            bug,
+            f"{solved}/{len(runs)}",
+            " | ".join(" > ".join(s["outcome"] for s in r["steps"]) or "-" for r in runs),
+            ",".join(sorted({r["stopped"] for r in runs})),
+            str(sum(r["turns"] for r in runs)),
+            str(sum(r["prompt_tokens"] + r["completion_tokens"] for r in runs)),
+            f"{sum(r['wall_s'] for r in runs):.0f}",
         )
-    n = sum(r.resolved for r in results)
-    table.caption = f"resolved {n}/{len(results)}"
+    n_bugs = len(by_bug) or 1
+    p1 = sum(pass_at_k(len(r), sum(x["resolved"] for x in r), 1) for r in by_bug.values())
+    caption = (
+        f"resolved {sum(any(x['resolved'] for x in r) for r in by_bug.values())}/{len(by_bug)}"
+    )
+    caption += f"; pass@1 {p1 / n_bugs:.2f}"
+    if k > 1:
+        pk = sum(pass_at_k(len(r), sum(x["resolved"] for x in r), k) for r in by_bug.values())
+        caption += f", pass@{k} {pk / n_bugs:.2f}"
+    table.caption = caption
     return table
 
 
-async def _run_all(agent: KernelAgent, bug_ids: list[str]) -> list[AgentResult]:
+async def _run_all(
+    agent: KernelAgent,
+    jobs: list[tuple[str, int]],
+    out: Path | None,
+) -> list[dict[str, Any]]:
     # one bug at a time: every step builds and boots a VM, and the machine has few cores
-    out: list[AgentResult] = []
-    for bug_id in bug_ids:
-        result = await agent.fix(bug_id)
-        out.append(result)
-        console.print(
-            f"{bug_id}: {'resolved' if result.resolved else 'not resolved'} "
-            f"after {len(result.steps)} step(s)"
+    rows: list[dict[str, Any]] = []
+    for n, (bug_id, attempt) in enumerate(jobs, 1):
+        _say(f"[{n}/{len(jobs)}] {bug_id} attempt {attempt}: start ({agent.mode})")
+        result: AgentResult = await agent.fix(bug_id)
+        row = {**result.to_dict(), "attempt": attempt, "model": agent.model}
+        rows.append(row)
+        if out is not None:
+            with out.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+        outcome = "resolved" if result.resolved else f"not resolved ({result.stopped})"
+        _say(
+            f"[{n}/{len(jobs)}] {bug_id}: {outcome} after {len(result.steps)} step(s), "
+            f"{result.turns} call(s), {result.wall_s:.0f} s"
+            + (f"; {result.errors[-1][:160]}" if result.errors else "")
         )
-    return out
+    return rows
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
     bugs = _bugs(args)
     if args.bug not in {b.id for b in bugs}:
-        console.print(f"[red]unknown bug {args.bug!r}[/red]; see `kernel-gym list`")
-        return 2
-    [result] = run(_run_all(_agent(args, bugs), [args.bug]))
-    console.print(result_table([result]))
-    if result.final_patch:
+        raise CliError(f"unknown bug {args.bug!r}; see `kernel-gym list`")
+    alias = preflight(args)
+    rows = run(_run_all(_agent(args, bugs, alias), [(args.bug, 1)], None))
+    console.print(result_table(rows))
+    if rows[0]["final_patch"]:
         console.rule("last patch")
-        console.print(result.final_patch, markup=False, highlight=False)
-    return 0 if result.resolved else 1
+        console.print(rows[0]["final_patch"], markup=False, highlight=False)
+    return 0 if rows[0]["resolved"] else 1
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     bugs = _bugs(args)
     if not bugs:
-        console.print("[red]no bugs selected[/red]")
-        return 2
-    results = run(_run_all(_agent(args, bugs), [b.id for b in bugs]))
-    console.print(result_table(results))
+        raise CliError("no bugs selected")
+    if args.resume and not args.out:
+        raise CliError("--resume needs --out FILE (the results written so far)")
+    out = Path(args.out) if args.out else None
+    done: list[dict[str, Any]] = []
+    if out is not None and out.exists():
+        if not args.resume:
+            raise CliError(f"{out} exists: add --resume to continue it, or choose another --out")
+        for line in out.read_text().splitlines():
+            if line.strip():
+                done.append(json.loads(line))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    have = {(r["bug_id"], r["attempt"]) for r in done}
+    jobs = [(b.id, a) for b in bugs for a in range(1, args.n + 1) if (b.id, a) not in have]
+    if done:
+        _say(f"resuming {out}: {len(done)} attempt(s) done, {len(jobs)} to go")
+    rows = list(done)
+    if jobs:
+        alias = preflight(args)
+        rows += run(_run_all(_agent(args, bugs, alias), jobs, out))
+    selected = {b.id for b in bugs}
+    rows = [r for r in rows if r["bug_id"] in selected]
+    console.print(result_table(rows, args.n))
     if args.json:
-        rows: list[dict[str, Any]] = [r.to_dict() for r in results]
         Path(args.json).write_text(json.dumps(rows, indent=1))
-    return 0 if all(r.resolved for r in results) else 1
+    solved = {r["bug_id"] for r in rows if r["resolved"]}
+    return 0 if solved == selected else 1
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    """Options accepted before and after the subcommand (after: they override)."""
+
+    def d(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    add = parser.add_argument
+    add("--records", default=d(None), help="directory or JSONL of bug records (default: bundled)")
+    add("--model", default=d(None), help="appl model alias (default: configured, else local)")
+    add("--base-url", default=d(None), help="an OpenAI-compatible server for --model")
+    add("--local-model", default=d(None), help="embedded model tier: 0.5b (default), 1.5b")
+    add("--context-window", type=int, default=d(None), help="tokens per request (override)")
+    add("--mode", choices=["react", "planner"], default=d("react"))
+    add("--max-steps", type=int, default=d(4), help="patches tried per bug")
+    add("--tool-rounds", type=int, default=d(3), help="calls before an edit is forced")
+    add("--runs", type=int, default=d(3), help="reproducer runs per boot")
+    add("--accel", default=d("auto"), choices=["auto", "tcg", "kvm"])
+    add("--temperature", type=float, default=d(0.2))
+    add("--max-tokens", type=int, default=d(1024))
+    add("--log", default=d(None), help="JSONL log of resets, steps, model calls, tool results")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kernel-agent", description=__doc__.split("\n")[0])
-    parser.add_argument("--bugs", help="directory or JSONL of bug records (default: bundled)")
-    parser.add_argument("--model", default=None, help="appl model alias (default: configured)")
-    parser.add_argument("--max-steps", type=int, default=4, help="patches tried per bug")
-    parser.add_argument("--runs", type=int, default=3, help="reproducer runs per boot")
-    parser.add_argument("--accel", default="auto", choices=["auto", "tcg", "kvm"])
-    parser.add_argument("--temperature", type=float, default=0.2)
-    parser.add_argument("--max-tokens", type=int, default=2048)
-    parser.add_argument("--log", help="JSONL log of resets, steps and agent turns")
+    parser = argparse.ArgumentParser(
+        prog="kernel-agent",
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(parser, suppress=False)
+    parser.add_argument("--bugs", default=None, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("fix", help="let the agent fix one bug")
+    _common(p, suppress=True)
     p.add_argument("bug")
     p.set_defaults(func=cmd_fix)
-    p = sub.add_parser("bench", help="run the agent on every (selected) bug; print a table")
+    p = sub.add_parser("bench", help="run the agent on several bugs; table with pass@k")
+    _common(p, suppress=True)
+    p.add_argument("--bugs", default=argparse.SUPPRESS, help="comma-separated bug ids")
     p.add_argument("--tier", type=int)
-    p.add_argument("--json", help="write the per-bug results here")
+    p.add_argument("-n", type=int, default=1, help="attempts per bug (pass@k up to n)")
+    p.add_argument("--out", help="append each attempt's result here (JSONL)")
+    p.add_argument("--resume", action="store_true", help="skip the attempts already in --out")
+    p.add_argument("--json", help="write all rows here at the end")
     p.set_defaults(func=cmd_bench)
     return parser
 
@@ -126,8 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    except CliError as exc:
+        print(f"kernel-agent: {exc}", file=sys.stderr)
+        return 2
     except (ApplError, OSError) as exc:
-        console.print(f"[red]kernel-agent: {exc}[/red]")
+        print(f"kernel-agent: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -11,9 +11,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from agents.kernel.edits import Edit, EditError, apply_edits, resolve_path
 from codegen_eval.kernelgym.env import SourceView
 
-MAX_CHARS = 8000
+MAX_CHARS = 4000  # ~1,300 tokens: a third of the embedded model's window
 
 
 def numbered(text: str, first: int) -> str:
@@ -26,26 +27,75 @@ def _cap(text: str, limit: int = MAX_CHARS) -> str:
     return text[:limit] + f"\n... [{len(text) - limit} more characters; ask for a narrower range]"
 
 
+EDIT_TOOLS = ("search_replace", "replace_lines")
+
+
 class SourceTools:
-    """Tools over one bug's source. `calls` records (tool, arguments) for the log."""
+    """Tools over one bug's source. `calls` records (tool, arguments) for the log.
+
+    The edit tools (search_replace, replace_lines) check the edit against the file and turn
+    it into a unified diff, kept in `patch` for the agent to take (`take_patch`)."""
 
     def __init__(self, source: SourceView, files: list[str]) -> None:
         self.source = source
         self.files = files
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.patch: str | None = None
 
-    def as_list(self) -> list[Callable[..., str]]:
-        return [self.read_file, self.read_function, self.list_files, self.grep]
+    def as_list(self, edits: bool = True) -> list[Callable[..., str]]:
+        readers: list[Callable[..., str]] = [
+            self.read_file,
+            self.read_function,
+            self.list_files,
+            self.grep,
+        ]
+        return [*readers, self.search_replace, self.replace_lines] if edits else readers
+
+    def take_patch(self) -> str | None:
+        patch, self.patch = self.patch, None
+        return patch
+
+    def _edit(self, edit: Edit) -> str:
+        try:
+            self.patch = apply_edits([edit], self.files, lambda p: self.source.read_file(p))
+        except EditError as exc:
+            return f"Error: {exc}"
+        return "Edit accepted; the patch is being built and tested:\n" + self.patch
+
+    def search_replace(self, path: str, search: str, replace: str) -> str:
+        """Propose the fix: replace a piece of a file (whole lines copied from it) by new text.
+
+        Args:
+            path: The file, e.g. "foo.c" (see the list of files).
+            search: The exact lines to replace, copied from the file (without line numbers).
+            replace: The new lines that take their place (keep the unchanged lines too).
+        """
+        self.calls.append(("search_replace", {"path": path, "search": search, "replace": replace}))
+        return self._edit(Edit(path, search=search, replace=replace))
+
+    def replace_lines(self, path: str, first_line: int, last_line: int, new_text: str) -> str:
+        """Propose the fix: replace lines first_line..last_line of a file by new text.
+
+        Args:
+            path: The file, e.g. "foo.c" (see the list of files).
+            first_line: First line to replace (1-based, as read_file numbers them).
+            last_line: Last line to replace; first_line - 1 inserts new_text before first_line.
+            new_text: The new lines.
+        """
+        args = {"path": path, "first_line": first_line, "last_line": last_line}
+        self.calls.append(("replace_lines", {**args, "new_text": new_text}))
+        return self._edit(Edit(path, replace=new_text, first_line=first_line, last_line=last_line))
 
     def read_file(self, path: str, start_line: int = 1, end_line: int = 0) -> str:
         """Read a source file, with line numbers.
 
         Args:
-            path: Path as in the patch (relative to the source root), e.g. "kgym_null.c".
+            path: Path as in the patch (relative to the source root), e.g. "foo.c" (see the list of files).
             start_line: First line to show (1-based).
             end_line: Last line to show; 0 means to the end of the file.
         """
         self.calls.append(("read_file", {"path": path, "start": start_line, "end": end_line}))
+        path = resolve_path(path, self.files)
         start = max(1, start_line)
         try:
             text = self.source.read_file(path, start, end_line or None)
@@ -57,7 +107,7 @@ class SourceTools:
         """Show the definition of a C function, with its file and line numbers.
 
         Args:
-            name: The function's name, e.g. "kgym_null_write".
+            name: The function's name, e.g. "foo_write".
         """
         self.calls.append(("read_function", {"name": name}))
         found = self.source.read_function(name, hint_files=self.files)
@@ -83,7 +133,7 @@ class SourceTools:
         """Search the files of this bug (the crashing code) for a regular expression.
 
         Args:
-            pattern: A Python regular expression, e.g. "kgym_\\w+_lookup".
+            pattern: A Python regular expression, e.g. a function or struct name.
             path: Only this file (or files under this directory); empty: all files of the bug.
         """
         self.calls.append(("grep", {"pattern": pattern, "path": path}))
@@ -91,6 +141,7 @@ class SourceTools:
             rx = re.compile(pattern)
         except re.error as exc:
             return f"Error: bad regular expression: {exc}"
+        path = resolve_path(path, self.files) if path else ""
         targets = [f for f in self.files if not path or f == path or f.startswith(path)]
         hits: list[str] = []
         for rel in targets:

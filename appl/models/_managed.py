@@ -27,6 +27,7 @@ from appl.config import ModelConfig
 from appl.errors import (
     BadResponseError,
     ClientRequestError,
+    ContextOverflowError,
     ModelConnectionError,
     ModelError,
     ModelTimeoutError,
@@ -222,13 +223,16 @@ class ManagedModel:
         message = f"model {self.name!r}: {what} on {attempts} {plural} (last: {detail})"
         if note:
             message += f"; {note}"
-        return type(error)(
+        final = type(error)(
             message,
             model=self.name,
             attempts=attempts,
             status_code=error.status_code,
             retry_after=error.retry_after,
         )
+        if isinstance(error, ContextOverflowError):  # the numbers the caller shrinks by
+            final.requested, final.window = error.requested, error.window  # type: ignore[attr-defined]
+        return final
 
 
 def _retryable(error: ModelError) -> bool:

@@ -7,7 +7,11 @@ works, "auto" never returns tool_calls. For a model whose config says
 either {"tool": NAME, "arguments": {...}} (one per tool, each with that tool's schema) or,
 unless a tool is required, {"answer": "..."}. The reply is turned back into an ordinary
 GenResponse with a tool call or text, so nothing above the model seam sees the difference.
-A tool_choice naming one function is passed through untouched (that works natively).
+A tool_choice naming one function is emulated too, with a schema that admits only that
+tool: the native path would render the prompt through the server's own tool template, a
+different prefix from the emulated calls around it, so a server's prompt cache (llama.cpp)
+would process the whole conversation again for that one call. The instruction text does not
+depend on tool_choice for the same reason; the grammar alone narrows the reply.
 """
 
 from __future__ import annotations
@@ -25,15 +29,25 @@ from appl.types import GenRequest, GenResponse, Message, TextCallback, ToolCall
 Generate = Callable[..., Awaitable[GenResponse]]
 
 
+def _named(request: GenRequest) -> str | None:
+    """The function a tool_choice names ({"type": "function", "function": {"name": ...}})."""
+    choice = request.tool_choice
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
 def needs_tool_emulation(request: GenRequest, config: ModelConfig) -> bool:
-    return (
-        bool(request.tools)
-        and not config.supports("auto_tool_choice")
-        and request.tool_choice in (None, "auto", "required")
-    )
+    if not request.tools or config.supports("auto_tool_choice"):
+        return False
+    if request.tool_choice in (None, "auto", "required"):
+        return True
+    return _named(request) in {t.name for t in request.tools}
 
 
 def _schema(request: GenRequest) -> dict[str, Any]:
+    named = _named(request)
     options: list[dict[str, Any]] = [
         {
             "type": "object",
@@ -41,8 +55,9 @@ def _schema(request: GenRequest) -> dict[str, Any]:
             "required": ["tool", "arguments"],
         }
         for t in request.tools
+        if named is None or t.name == named
     ]
-    if request.tool_choice != "required":
+    if request.tool_choice != "required" and named is None:
         options.append(
             {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
         )
@@ -56,7 +71,7 @@ def _instruction(request: GenRequest) -> str:
         for t in request.tools
     ]
     lines.append('To call a tool reply with JSON {"tool": "<name>", "arguments": {...}}.')
-    if request.tool_choice != "required":
+    if request.tool_choice != "required":  # a named choice keeps this line: same prefix
         lines.append('To answer without a tool reply with JSON {"answer": "<your answer>"}.')
     return "\n".join(lines)
 
@@ -79,7 +94,15 @@ def _plain_messages(messages: list[Message]) -> list[Message]:
 
 def emulated_request(request: GenRequest) -> GenRequest:
     messages = _plain_messages(request.messages)
-    messages.append(Message("system", _instruction(request)))
+    # The instruction goes first (into the leading system message), not last: the prompt's
+    # prefix then stays the same from one call to the next of a conversation, and a server
+    # that keeps its prompt cache (llama.cpp) need not process it again on every call. The
+    # JSON shape itself is enforced by the grammar, wherever the instruction stands.
+    instruction = _instruction(request)
+    if messages and messages[0].role == "system":
+        messages[0] = Message("system", f"{messages[0].content or ''}\n\n{instruction}")
+    else:
+        messages.insert(0, Message("system", instruction))
     return replace(
         request,
         messages=messages,

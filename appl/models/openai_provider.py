@@ -17,6 +17,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from appl.config import ModelConfig
 from appl.errors import (
     BadResponseError,
     ClientRequestError,
+    ContextOverflowError,
     ModelConnectionError,
     ModelError,
     ModelTimeoutError,
@@ -301,6 +303,12 @@ class OpenAIModel:
         elif status in (401, 403, 404):  # wrong key, wrong URL, wrong model name
             detail += self._origin_note()
         text = f"model {alias!r}: HTTP {status} ({detail})"
+        if status in (400, 413) and (overflow := context_overflow(detail)) is not None:
+            overflow_error = ContextOverflowError(
+                text, requested=overflow[0], window=overflow[1], **kw
+            )
+            overflow_error.detail = detail  # type: ignore[attr-defined]
+            return overflow_error
         cls: type[ModelError] = ClientRequestError
         if status == 429:
             cls = RateLimitError
@@ -374,6 +382,34 @@ class OpenAIModel:
         if openai is not None and isinstance(exc, openai.OpenAIError):
             return ModelError(f"model {alias!r}: {type(exc).__name__}: {exc}", model=alias)
         raise exc  # not a model failure (e.g. a bug, or an on_text callback's own error)
+
+
+# How servers word "the prompt does not fit": llama-cpp-python ("Requested tokens (4787)
+# exceed context window of 4096"), llama.cpp's own server ("the request exceeds the available
+# context size"), OpenAI and vLLM ("maximum context length is 4096 tokens ... you requested
+# 6835 tokens").
+_OVERFLOW_PATTERNS = (
+    re.compile(r"requested tokens \((?P<req>\d+)\) exceed context window of (?P<win>\d+)", re.I),
+    re.compile(
+        r"maximum context length is (?P<win>\d+) tokens.*?requested (?P<req>\d+)", re.I | re.S
+    ),
+    re.compile(
+        r"exceeds? the available context size|context[_ ]length[_ ]exceeded|too many tokens|prompt is too long",
+        re.I,
+    ),
+)
+
+
+def context_overflow(detail: str) -> tuple[int | None, int | None] | None:
+    """(requested, window) when a server's error message says the prompt did not fit its
+    context window (either number None when not named); None for any other error."""
+    for pattern in _OVERFLOW_PATTERNS:
+        m = pattern.search(detail or "")
+        if m is not None:
+            groups = m.groupdict()
+            req, win = groups.get("req"), groups.get("win")
+            return (int(req) if req else None, int(win) if win else None)
+    return None
 
 
 def _from_json(data: Any) -> GenResponse:

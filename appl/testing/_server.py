@@ -46,7 +46,9 @@ class ScriptedServer:
     message naming the prompt, so a missing rule fails fast instead of answering nonsense.
     `tokens_per_s` simulates generation speed: a reply of k tokens takes k / tokens_per_s
     seconds, and SSE chunks (one per token) are paced by it. `max_choices=1` answers one
-    choice whatever `n` asks, as the llama.cpp server does.
+    choice whatever `n` asks, as the llama.cpp server does. `context_window` makes it refuse,
+    like llama-cpp-python's server, a request whose prompt tokens (its own count: words)
+    reach that many: HTTP 400 "Requested tokens (N) exceed context window of W".
     """
 
     def __init__(
@@ -59,8 +61,11 @@ class ScriptedServer:
         model_names: Sequence[str] = ("scripted",),
         port: int = 0,
         max_choices: int | None = None,
+        context_window: int | None = None,
     ) -> None:
         self.rules: list[Rule] = list(rules)
+        self.context_window = context_window
+        self.overflows = 0  # requests refused for their length
         self.default_latency = default_latency
         self.default_reply = default_reply
         self.tokens_per_s = tokens_per_s
@@ -269,6 +274,16 @@ class ScriptedServer:
 
     async def _answer(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
         text = prompt_text(body)
+        if self.context_window is not None:
+            tokens = sum(len(split_tokens(m.get("content") or "")) + 3 for m in _messages(body))
+            if tokens >= self.context_window:
+                self.overflows += 1
+                message = (
+                    f"Requested tokens ({tokens}) exceed context window of {self.context_window}"
+                )
+                error = {"message": message, "type": "invalid_request_error"}
+                await self._send_json(writer, 400, {"error": error})
+                return True
         rule = next((r for r in self.rules if r.matches(body, text)), None)
         if rule is not None:
             rule.hits += 1

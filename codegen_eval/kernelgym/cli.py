@@ -79,7 +79,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_try(args: argparse.Namespace) -> int:
-    patch = Path(args.patch).read_text()
+    try:
+        patch = Path(args.patch).read_text()
+    except OSError as exc:
+        print(f"kernel-gym: cannot read patch {args.patch}: {exc.strerror}", file=sys.stderr)
+        return 2
+    if not patch.strip():
+        print(
+            f"kernel-gym: {args.patch} is empty: nothing to try (an unpatched kernel is "
+            f"`kernel-gym reproduce {args.bug}`)",
+            file=sys.stderr,
+        )
+        return 2
     step = asyncio.run(_scorer(args).score(_find(args, args.bug), patch))
     _show(step)
     return 0 if step.outcome is Outcome.RESOLVED else 1
@@ -235,6 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.linux_tree and not Path(args.linux_tree).is_dir():
+        print(f"kernel-gym: --linux-tree {args.linux_tree} is not a directory", file=sys.stderr)
+        return 2
     try:
         return int(args.func(args))
     except BugSetupError as exc:

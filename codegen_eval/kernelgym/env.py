@@ -219,6 +219,9 @@ class KernelGym:
     async def astep(self, patch_text: str) -> StepResult:
         if self.bug is None:
             raise RuntimeError("call reset(bug_id) before step()")
+        if not patch_text.strip():
+            # scoring "" would boot the unpatched kernel and read as `reproduced`
+            raise ValueError("empty patch: a step needs a change (reset() shows the crash)")
         result = await self.scorer.score(self.bug, patch_text)
         self.steps.append(result)
         self._log(

@@ -26,8 +26,10 @@ TEST_MODEL: dict[str, Any] = {
 
 @pytest.fixture
 def scripted(scripted: MakeScripted) -> MakeScripted:
-    def make(rules: Sequence[Rule] = (), **server_kwargs: Any) -> ScriptedServer:
+    def make(
+        rules: Sequence[Rule] = (), *, model: dict[str, Any] | None = None, **server_kwargs: Any
+    ) -> ScriptedServer:
         server_kwargs.setdefault("default_reply", None)  # an unmatched request fails loudly
-        return scripted(rules, model=TEST_MODEL, **server_kwargs)
+        return scripted(rules, model={**TEST_MODEL, **(model or {})}, **server_kwargs)
 
     return make

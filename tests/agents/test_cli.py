@@ -48,7 +48,7 @@ def test_repair_cli_runs_a_suite(scripted_sync: ScriptedServer, tmp_path: Path, 
 
 def test_kernel_agent_cli_rejects_unknown_bug(capsys) -> None:
     assert kernel_cli.main(["fix", "no-such-bug"]) == 2
-    assert "unknown bug" in capsys.readouterr().out
+    assert "unknown bug" in capsys.readouterr().err
     assert kernel_cli.main(["bench", "--tier", "99"]) == 2
 
 

@@ -70,7 +70,7 @@ async def test_reply_without_diff_costs_a_turn_not_a_step(scripted) -> None:
     env = KernelGym(runs=1, check_baseline=False)
     result = await KernelAgent(env, max_steps=2, max_turns=2).fix(BUG)
     assert result.steps == [] and result.turns == 2 and result.stopped == "max_turns"
-    assert "no unified diff" in _texts(server.requests[1])
+    assert "That was no fix" in _texts(server.requests[1])
 
 
 def _model(body: dict[str, Any]) -> Any:

@@ -70,18 +70,27 @@ async def test_earlier_tool_turns_are_sent_as_text(scripted) -> None:
     )
     assert response.text == "sunny"
     roles = [m["role"] for m in server.requests[0]["messages"]]
-    assert "tool" not in roles and roles[-1] == "system"
-    assert "sunny, 24C" in server.requests[0]["messages"][2]["content"]
+    assert "tool" not in roles and roles[0] == "system"  # the instruction leads: cacheable
+    assert "You can call these tools" in server.requests[0]["messages"][0]["content"]
+    assert "sunny, 24C" in server.requests[0]["messages"][3]["content"]
 
 
-async def test_a_forced_function_is_passed_through(scripted) -> None:
-    server = scripted(
-        [Rule(tool_calls=[{"name": "get_weather", "arguments": {"city": "Lima"}}])], model=NO_AUTO
-    )
+async def test_a_forced_function_is_emulated_with_only_that_tool(scripted) -> None:
+    # emulated (not the server's own tool template) so the prompt keeps the same prefix as
+    # the conversation's other calls; the grammar admits only the named tool
+    reply = {"tool": "get_weather", "arguments": {"city": "Lima"}}
+    server = scripted([Rule(reply=json.dumps(reply))], model=NO_AUTO)
     forced = {"type": "function", "function": {"name": "get_weather"}}
     response = await get_model().generate(_request("Lima", tool_choice=forced))
     assert response.tool_calls[0].name == "get_weather"
-    assert server.requests[0]["tools"][0]["function"]["name"] == "get_weather"
+    body = server.requests[0]
+    assert "tools" not in body and "tool_choice" not in body
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["tool"]["const"] == "get_weather"  # no answer branch
+    auto = _request("Lima")
+    await get_model().generate(auto)
+    # the instruction (first system message) is the same text with or without the choice
+    assert server.requests[1]["messages"][0] == body["messages"][0]
 
 
 async def test_a_reply_that_is_neither_is_a_clear_error(scripted) -> None:

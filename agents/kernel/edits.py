@@ -1,0 +1,218 @@
+"""Structured edits -> unified diffs, so a small model never has to write a diff itself.
+
+Two forms, each one contiguous change to one file:
+
+  search/replace  {"path", "search", "replace"}: `search` is text copied from the file (one
+                  or more whole lines); it must occur exactly once. Whitespace at the ends of
+                  lines and tabs-versus-spaces do not matter for finding it (models copy
+                  kernel code with spaces), but the replacement keeps the file's indentation
+                  where the model's own is ambiguous.
+  line range      {"path", "first_line", "last_line", "new_text"}: lines first..last (1-based,
+                  inclusive, as the numbered tool output shows them) replaced by `new_text`;
+                  last_line = first_line - 1 inserts before first_line.
+
+`apply_edits` checks each edit against the real file and says exactly what is wrong (no such
+file, search text not found - with the nearest lines -, found twice, a range outside the file)
+instead of producing a diff that `patch` would reject after a build slot was spent.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Edit", "EditError", "apply_edits", "resolve_path"]
+
+# The module builder copies the bug's source into a temporary directory
+# (.../kgym-mod-XXXX/src/...): crash reports name files by that absolute path.
+_BUILD_PREFIX = re.compile(r"(?:/[^\s:'\"`]*)?/kgym-mod-[^/\s]+/src/")
+
+
+class EditError(ValueError):
+    """An edit that cannot be applied; the message is written for the model."""
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    path: str
+    search: str | None = None
+    replace: str = ""
+    first_line: int | None = None
+    last_line: int | None = None
+
+
+def strip_build_paths(text: str) -> str:
+    """Crash-report text with the temporary build directory removed from file paths."""
+    return _BUILD_PREFIX.sub("", text)
+
+
+def resolve_path(path: str, files: list[str]) -> str:
+    """The bug's file that `path` names: as is, without the temporary build prefix, without
+    a/ b/ ./ prefixes, or the one known file it ends with. Unknown paths come back unchanged
+    (the caller reports them)."""
+    known = set(files)
+    candidate = strip_build_paths(path.strip()).strip()
+    for prefix in ("a/", "b/", "./"):
+        if candidate not in known and candidate.startswith(prefix):
+            candidate = candidate[len(prefix) :]
+    if candidate in known:
+        return candidate
+    tails = [f for f in files if candidate.endswith("/" + f) or f.endswith("/" + candidate)]
+    if len(tails) == 1:
+        return tails[0]
+    # a name without the extension, e.g. the module's /proc entry "/proc/kgym_bugon" that a
+    # small model took for the file: the one source file with that stem
+    stem = candidate.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
+    same = [
+        f for f in files if f.endswith((".c", ".h")) and f.rsplit("/", 1)[-1].split(".")[0] == stem
+    ]
+    if stem and len(same) == 1:
+        return same[0]
+    return candidate
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _strip_blank(search: list[str]) -> list[str]:
+    """Leading and trailing blank lines of a search text are noise."""
+    lo, hi = 0, len(search)
+    while lo < hi and not search[lo].strip():
+        lo += 1
+    while hi > lo and not search[hi - 1].strip():
+        hi -= 1
+    return search[lo:hi]
+
+
+def _find(lines: list[str], search: list[str]) -> list[int]:
+    """Start indexes where `search` matches, ignoring whitespace differences."""
+    want = [_norm(s) for s in search]
+    if not want:
+        return []
+    have = [_norm(x) for x in lines]
+    n = len(want)
+    return [i for i in range(len(have) - n + 1) if have[i : i + n] == want]
+
+
+def _nearest(lines: list[str], search: list[str]) -> str:
+    """The file's lines most like the first non-blank search line, numbered, for the model."""
+    probe = next((_norm(s) for s in search if s.strip()), "")
+    if not probe:
+        return ""
+    scored = sorted(
+        range(len(lines)),
+        key=lambda i: -difflib.SequenceMatcher(None, _norm(lines[i]), probe).ratio(),
+    )[:1]
+    if not scored:
+        return ""
+    i = scored[0]
+    lo, hi = max(0, i - 2), min(len(lines), i + len(search) + 2)
+    return "\n".join(f"{n + 1:5d}\t{lines[n]}" for n in range(lo, hi))
+
+
+def _indent_like(new: list[str], old: list[str]) -> list[str]:
+    """Re-indent replacement lines written with spaces when the file uses tabs: a model
+    that copied `    if (x)` for `\\tif (x)` means the file's own indentation. Lines that
+    all lost their indentation (small models strip it) get that of the first replaced line."""
+    first = next((line for line in old if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip())]
+    if indent and new and not any(line[:1] in (" ", "\t") for line in new):
+        new = [indent + line if line.strip() else line for line in new]
+    if not any(line.startswith("\t") for line in old):
+        return new
+    out = []
+    for line in new:
+        stripped = line.lstrip(" ")
+        spaces = len(line) - len(stripped)
+        if spaces and not line.startswith("\t"):
+            line = "\t" * max(1, round(spaces / 4)) + stripped if spaces >= 2 else line
+        out.append(line)
+    return out
+
+
+def _apply_one(text: str, edit: Edit) -> str:
+    lines = text.split("\n")
+    trailing_newline = text.endswith("\n")
+    if trailing_newline:
+        lines = lines[:-1]
+    new_lines = edit.replace.replace("\r\n", "\n").split("\n") if edit.replace else []
+    if new_lines and new_lines[-1] == "" and edit.replace.endswith("\n"):
+        new_lines.pop()
+    if edit.search is not None:
+        search = _strip_blank(edit.search.replace("\r\n", "\n").split("\n"))
+        if not search:
+            raise EditError("the search text is empty: copy the lines to replace from the file")
+        starts = _find(lines, search)
+        if not starts and len(search) == 1:
+            # part of one line (`x >= MAX` of `BUG_ON(x >= MAX);`): replaced where it stands
+            fragment = search[0].strip()
+            holders = [i for i, line in enumerate(lines) if fragment in line]
+            if len(holders) == 1 and fragment:
+                i = holders[0]
+                lines[i] = lines[i].replace(fragment, edit.replace.strip("\n"), 1)
+                return "\n".join(lines) + ("\n" if trailing_newline else "")
+        if not starts:
+            near = _nearest(lines, search)
+            hint = f" The most similar lines in the file:\n{near}" if near else ""
+            raise EditError(
+                f"the search text was not found in {edit.path}: copy whole lines exactly as "
+                f"read_file shows them (without the line numbers).{hint}"
+            )
+        if len(starts) > 1:
+            where = ", ".join(str(s + 1) for s in starts[:5])
+            raise EditError(
+                f"the search text occurs {len(starts)} times in {edit.path} (at lines {where}): "
+                "include more lines so it is unique"
+            )
+        lo, hi = starts[0], starts[0] + len(search)
+    else:
+        first = edit.first_line if edit.first_line is not None else 0
+        last = edit.last_line if edit.last_line is not None else first
+        if first < 1 or first > len(lines) + 1 or last < first - 1 or last > len(lines):
+            raise EditError(
+                f"lines {first}-{last} are outside {edit.path}, which has {len(lines)} lines"
+            )
+        lo, hi = first - 1, last
+    new_lines = _indent_like(new_lines, lines[lo:hi] or lines[max(0, lo - 1) : lo + 1])
+    lines[lo:hi] = new_lines
+    return "\n".join(lines) + ("\n" if trailing_newline else "")
+
+
+def apply_edits(edits: list[Edit], files: list[str], read: Callable[[str], str]) -> str:
+    """The unified diff (paths a/<path> b/<path>) that makes the edits; EditError when one
+    cannot be made or when they change nothing."""
+    originals: dict[str, str] = {}
+    changed: dict[str, str] = {}
+    for edit in edits:
+        path = resolve_path(edit.path, files)
+        if path not in originals:
+            try:
+                originals[path] = read(path)
+            except (FileNotFoundError, OSError, ValueError):
+                raise EditError(
+                    f"no file {edit.path!r}; the files are: {', '.join(files[:30])}"
+                ) from None
+            changed[path] = originals[path]
+        fixed = Edit(path, edit.search, edit.replace, edit.first_line, edit.last_line)
+        changed[path] = _apply_one(changed[path], fixed)
+    parts = []
+    for path, before in originals.items():
+        after = changed[path]
+        if after == before:
+            continue
+        parts.extend(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                f"a/{path}",
+                f"b/{path}",
+                n=3,
+            )
+        )
+    if not parts:
+        raise EditError("the edit changes nothing: the replacement equals the original text")
+    diff = "".join(p if p.endswith("\n") else p + "\n\\ No newline at end of file\n" for p in parts)
+    return diff

@@ -1,0 +1,104 @@
+"""Structured edits -> unified diffs that `patch -p1` applies; bad edits refused with a reason."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agents.kernel.edits import Edit, EditError, apply_edits, resolve_path, strip_build_paths
+from agents.kernel.tools import SourceTools
+from codegen_eval.kernelgym.env import SourceView
+
+BUGS = Path(__file__).resolve().parents[2] / "codegen_eval" / "kernelgym" / "bugs"
+SRC = BUGS / "t0-null-deref" / "src"
+FILES = ["kgym_null.c"]
+
+
+def _read(path: str) -> str:
+    return (SRC / path).read_text()
+
+
+def _applies(diff: str, tmp_path: Path) -> str:
+    work = tmp_path / "src"
+    subprocess.run(["cp", "-r", str(SRC), str(work)], check=True)
+    proc = subprocess.run(
+        ["patch", "-p1", "--batch"], cwd=work, input=diff, text=True, capture_output=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return (work / "kgym_null.c").read_text()
+
+
+def test_search_replace_with_spaces_for_tabs_makes_the_developer_fix(tmp_path: Path) -> None:
+    edit = Edit(
+        "kgym_null.c",
+        search="    e = kgym_null_lookup(key);\n",
+        replace="    e = kgym_null_lookup(key);\n    if (!e)\n        return -ENOENT;",
+    )
+    diff = apply_edits([edit], FILES, _read)
+    assert diff == (BUGS / "t0-null-deref" / "fix.patch").read_text().split("\n", 1)[1]
+    assert "\tif (!e)\n\t\treturn -ENOENT;\n" in _applies(diff, tmp_path)
+
+
+def test_line_range_insert_and_replace(tmp_path: Path) -> None:
+    insert = Edit(
+        "kgym_null.c", replace="\tif (!e)\n\t\treturn -ENOENT;", first_line=42, last_line=41
+    )
+    assert "\tif (!e)\n\t\treturn -ENOENT;\n\te->value++;" in _applies(
+        apply_edits([insert], FILES, _read), tmp_path
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (Edit("kgym_null.c", search="e = lookup(key);", replace="x"), "not found in kgym_null.c"),
+        (Edit("kgym_null.c", search="}", replace="x"), "occurs"),
+        (Edit("nope.c", search="x", replace="y"), "no file 'nope.c'"),
+        (Edit("kgym_null.c", replace="x", first_line=900, last_line=901), "outside kgym_null.c"),
+        (Edit("kgym_null.c", search="\tstrim(key);", replace="\tstrim(key);"), "changes nothing"),
+        (Edit("kgym_null.c", search="\n  \n", replace="x"), "search text is empty"),
+    ],
+)
+def test_bad_edits_are_refused_with_a_reason(edit: Edit, message: str) -> None:
+    with pytest.raises(EditError, match=message):
+        apply_edits([edit], FILES, _read)
+
+
+def test_not_found_shows_the_nearest_real_lines() -> None:
+    with pytest.raises(EditError) as info:
+        apply_edits(
+            [Edit("kgym_null.c", search="e = kgym_lookup(key);", replace="x")], FILES, _read
+        )
+    assert "   41\t\te = kgym_null_lookup(key);" in str(info.value)
+
+
+def test_crash_report_paths_map_to_the_tools_paths() -> None:
+    absolute = "/tmp/tmpq1w2/kgym-mod-8x_k2/src/kgym_null.c"
+    assert resolve_path(absolute, FILES) == "kgym_null.c"
+    assert resolve_path("b/kgym_null.c", FILES) == "kgym_null.c"
+    assert resolve_path("drivers/misc/kgym_null.c", FILES) == "kgym_null.c"
+    assert resolve_path("/proc/kgym_null", [*FILES, "Makefile"]) == "kgym_null.c"  # the stem
+    assert resolve_path("/proc/other", FILES) == "/proc/other"
+    assert strip_build_paths(f"RIP: kgym_null_write+0x2f ({absolute}:42)") == (
+        "RIP: kgym_null_write+0x2f (kgym_null.c:42)"
+    )
+    tools = SourceTools(SourceView(SRC), FILES)
+    assert "e = kgym_null_lookup(key);" in tools.read_file(absolute, 40, 42)
+    assert "kgym_null.c:41:" in tools.grep("kgym_null_lookup\\(key\\)", absolute)
+
+
+def test_replacement_that_lost_its_indentation_gets_the_files(tmp_path: Path) -> None:
+    edit = Edit(
+        "kgym_null.c", search="e->value++;", replace="if (!e)\nreturn -ENOENT;\ne->value++;"
+    )
+    diff = apply_edits([edit], FILES, _read)
+    assert "+\tif (!e)\n+\treturn -ENOENT;\n \te->value++;\n" in diff
+    _applies(diff, tmp_path)
+
+
+def test_part_of_one_line_is_replaced_where_it_stands(tmp_path: Path) -> None:
+    edit = Edit("kgym_null.c", search="e->value++", replace="if (e)\n\t\te->value++")
+    text = _applies(apply_edits([edit], FILES, _read), tmp_path)
+    assert "\tif (e)\n\t\te->value++;\n" in text
