@@ -1,11 +1,12 @@
 """Generate -> compile -> test -> repair, as an appl program and a codegen_eval solver.
 
-For one sample, k attempts start at once: one `gen` future per attempt, all in flight together
-(appl starts every ready gen immediately). Each attempt then runs its own chain: extract the
-code, score it with the suite's own Scorer (which compiles, runs or simulates it in the
-sandbox and explains what went wrong), and if it failed, ask the model again with the spec,
-its previous code, the failure class and the trimmed explanation - up to `rounds` model calls
-in all. The chains are independent, so while one attempt is being compiled another is already
+For one sample, k attempts start at once, all in flight together. Round 1 of each is a plain
+generation, the same request `generate` makes (codegen_eval.solvers.first_draft: same system
+prompt, seed, temperature and extraction), so R rounds of repair compare with R samples of
+generate at equal budget. Each attempt then runs its own chain: extract the code, score it
+with the suite's own Scorer (which compiles, runs or simulates it in the sandbox and explains
+what went wrong), and if it failed, ask the model again with the spec, its previous code, the
+failure class and the trimmed explanation - up to `rounds` model calls in all. The chains are independent, so while one attempt is being compiled another is already
 talking to the model.
 
     solver = RepairSolver(task.scorer, model="local", rounds=3)
@@ -26,15 +27,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.repair.prompts import (
-    fence_tag,
-    repair_hint,
-    system_prompt,
-    trim,
-    wants_whole_file,
-)
-from appl import AIMessage, GenFuture, GenResult, SystemMessage, gen, ppl
-from codegen_eval.extract import extract_code
+from agents.repair.prompts import answer_code, fence_tag, repair_hint, system_prompt, trim
+from appl import AIMessage, GenResult, SystemMessage, gen, ppl
+from appl.errors import BadResponseError, ClientRequestError, ModelTimeoutError, ServerError
+from codegen_eval.solvers import first_draft, usage_of
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Scorer, Task
 
 ScorerFor = Callable[[Sample], Scorer]
@@ -59,6 +55,8 @@ class Round:
             "failure_class": self.score.failure_class,
             "value": self.score.value,
             "extraction": self.extraction,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
         }
 
 
@@ -68,6 +66,7 @@ class Attempt:
 
     index: int
     rounds: list[Round] = field(default_factory=list)
+    error: str = ""  # a repair request the model server refused: the chain ended there
 
     @property
     def passed(self) -> bool:
@@ -95,26 +94,6 @@ def _done(score: Score) -> bool:
 
 
 # --------------------------------------------------------------------------- appl programs
-
-
-@ppl
-async def _attempts(solver: RepairSolver, sample: Sample, indices: Sequence[int]) -> list[Attempt]:
-    """One appl run per call: k first drafts from one prompt, every gen in flight at once, then
-    k repair chains that each go on as soon as their own draft has arrived."""
-    system = system_prompt(sample)
-    SystemMessage(system)
-    sample.input
-    drafts = [
-        gen(
-            model=solver.model,
-            temperature=solver.temperature,
-            seed=solver.seed + i,
-            max_tokens=solver.max_tokens,
-        )
-        for i in indices
-    ]
-    chains = [solver.chain(sample, system, i, d) for i, d in zip(indices, drafts, strict=True)]
-    return list(await asyncio.gather(*chains))
 
 
 @ppl
@@ -167,7 +146,7 @@ class RepairSolver:
         rounds: int = 3,
         temperature: float = 0.8,
         repair_temperature: float | None = None,
-        max_tokens: int = 2048,
+        max_tokens: int = 1024,
         seed: int = 0,
         feedback_chars: int = 1500,
         max_scoring: int | None = None,
@@ -196,6 +175,7 @@ class RepairSolver:
             "repair_temperature": self.repair_temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            "feedback_chars": self.feedback_chars,
         }
 
     # -- Solver protocol ------------------------------------------------------------------
@@ -211,11 +191,21 @@ class RepairSolver:
 
     # -- the loop -------------------------------------------------------------------------
     async def run_attempts(self, sample: Sample, indices: Sequence[int]) -> list[Attempt]:
-        return await _attempts(self, sample, list(indices))
+        """k independent chains, all in flight at once: while one attempt is being compiled
+        another is already talking to the model."""
+        return list(await asyncio.gather(*(self.chain(sample, i) for i in indices)))
 
-    async def chain(self, sample: Sample, system: str, index: int, draft: GenFuture) -> Attempt:
+    async def chain(self, sample: Sample, index: int) -> Attempt:
         attempt = Attempt(index)
-        result = await draft.result()
+        system = system_prompt(sample)
+        # Round 1 is a plain generation: the very request `generate` makes with this seed.
+        result = await first_draft(
+            sample,
+            model=self.model,
+            temperature=self.temperature,
+            seed=self.seed + index,
+            max_tokens=self.max_tokens,
+        )
         fence = fence_tag(sample)
         for round_no in range(1, self.rounds + 1):
             current = await self._judge(sample, index, round_no, result)
@@ -223,40 +213,45 @@ class RepairSolver:
             if _done(current.score) or round_no == self.rounds:
                 break
             previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
-            result = await _repair(
-                system,
-                sample.input,
-                previous or "(empty reply)",
-                current.score.failure_class or current.score.status,
-                trim(current.score.explanation or "(no details)", self.feedback_chars),
-                repair_hint(current.score.failure_class),
-                round_no,
-                model=self.model,
-                temperature=self.repair_temperature,
-                seed=self.seed + index,
-                max_tokens=self.max_tokens,
-            )
+            try:
+                result = await self._ask_repair(sample, index, round_no, system, previous, current)
+            except (ClientRequestError, BadResponseError, ModelTimeoutError, ServerError) as exc:
+                # e.g. a prompt over the context window: the rounds so far still count
+                attempt.error = f"round {round_no + 1}: {type(exc).__name__}: {exc}"[:500]
+                break
         return attempt
+
+    async def _ask_repair(
+        self, sample: Sample, index: int, round_no: int, system: str, previous: str, current: Round
+    ) -> GenResult:
+        return await _repair(
+            system,
+            sample.input,
+            previous or "(empty reply)",
+            current.score.failure_class or current.score.status,
+            trim(current.score.explanation or "(no details)", self.feedback_chars),
+            repair_hint(current.score.failure_class),
+            round_no,
+            model=self.model,
+            temperature=self.repair_temperature,
+            seed=self.seed + index,
+            max_tokens=self.max_tokens,
+        )
 
     async def _judge(self, sample: Sample, index: int, round_no: int, result: GenResult) -> Round:
         raw = result.text or ""
-        extraction = extract_code(raw, fence_tag(sample))
-        usage = getattr(result.response, "usage", None)
+        code, method = answer_code(sample, raw)
+        usage = usage_of(result)
         tokens = {
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "prompt_tokens": usage.get("prompt_tokens", 0),
+            "completion_tokens": usage.get("completion_tokens", 0),
         }
-        code = extraction.code
-        method = extraction.method or extraction.reason
-        if not extraction.ok and not wants_whole_file(sample) and raw.strip():
-            # line-oriented answers (mpi-completion, omp-pragma): the reply is the answer
-            code, method = raw.strip() + "\n", "raw"
         if not code.strip():
             score = Score(
                 0.0,
                 "fail",
                 FailureClass.NO_CODE,
-                explanation=f"no code could be extracted from the reply: {extraction.reason}",
+                explanation=f"no code could be extracted from the reply: {method}",
             )
             return Round(round_no, "", raw, score, method, **tokens)
         cand = Candidate(sample.id, index, code, raw=raw, metadata={"round": round_no})
@@ -291,10 +286,24 @@ class RepairSolver:
             "prompt_tokens": sum(r.prompt_tokens for r in attempt.rounds),
             "completion_tokens": sum(r.completion_tokens for r in attempt.rounds),
         }
+        if attempt.error:
+            meta["repair_error"] = attempt.error
         return Candidate(sample.id, attempt.index, chosen.code, raw=chosen.raw, metadata=meta)
 
 
 def with_repair(task: Task, **options: Any) -> Task:
     """The same suite, with a RepairSolver using the suite's own scorer as its Task.solver
-    (run it with `run_eval([...], None, ...)`, which uses each task's solver)."""
+    (run it with `run_eval([...], None, ...)`, which uses each task's solver). This is
+    `codegen-eval run --solver repair`; `--solver-opt` sets the options in SOLVER_OPTIONS."""
     return dataclasses.replace(task, solver=RepairSolver(task.scorer, **options))
+
+
+# What `codegen-eval run --solver repair --solver-opt KEY=VALUE` may set (model, temperature,
+# max_tokens and seed are run options of their own).
+SOLVER_OPTIONS: dict[str, type] = {
+    "rounds": int,
+    "repair_temperature": float,
+    "feedback_chars": int,
+    "max_scoring": int,
+}
+with_repair.solver_options = SOLVER_OPTIONS  # type: ignore[attr-defined]
