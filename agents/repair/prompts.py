@@ -3,6 +3,10 @@ same as `generate`'s, so round 1 of a repair chain is a plain generation)."""
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
+
 from codegen_eval.prompts import (
     EXPERTISE,
     answer_code,
@@ -18,6 +22,7 @@ __all__ = [
     "answer_code",
     "fence_tag",
     "program_model",
+    "quote_diagnosed_lines",
     "repair_hint",
     "system_prompt",
     "trim",
@@ -55,6 +60,31 @@ REPAIR_HINTS: dict[str, str] = {
 def repair_hint(failure_class: str | None) -> str:
     head = (failure_class or "").split(":", 1)[0]
     return REPAIR_HINTS.get(head, "The code did not pass. Fix the problem described above.")
+
+
+# `file:LINE` as compilers and simulators write it (gcc `solution.c:12:5: error`, iverilog
+# `TopModule.sv:11: syntax error`, nvcc `kernel.cu(12): error`)
+_LOCATION = re.compile(r"([\w./-]+\.(?:c|h|cc|cpp|cu|cuh|sv|v|svh|vh))(?::(\d+)|\((\d+)\))")
+
+
+def quote_diagnosed_lines(
+    explanation: str, code: str, harness_files: Iterable[str] = (), limit: int = 8
+) -> str:
+    """The candidate's own lines that the diagnostics name, numbered (`  11 | reg ...`): a
+    small model cannot count to line 11 of its answer, so it is shown the line. Locations in
+    the harness's files (testbench, reference, driver) are left out: they are not its code."""
+    lines = code.splitlines()
+    harness = {os.path.basename(f) for f in harness_files}
+    seen: list[int] = []
+    for m in _LOCATION.finditer(explanation or ""):
+        if os.path.basename(m.group(1)) in harness:
+            continue
+        number = int(m.group(2) or m.group(3))
+        if 1 <= number <= len(lines) and number not in seen:
+            seen.append(number)
+        if len(seen) >= limit:
+            break
+    return "\n".join(f"{n:>4} | {lines[n - 1]}" for n in seen)
 
 
 def trim(text: str, limit: int) -> str:

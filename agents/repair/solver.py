@@ -27,7 +27,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.repair.prompts import answer_code, fence_tag, repair_hint, system_prompt, trim
+from agents.repair.prompts import (
+    answer_code,
+    fence_tag,
+    quote_diagnosed_lines,
+    repair_hint,
+    system_prompt,
+    trim,
+)
 from appl import AIMessage, GenResult, SystemMessage, gen, ppl
 from appl.errors import BadResponseError, ClientRequestError, ModelTimeoutError, ServerError
 from codegen_eval.solvers import first_draft, usage_of
@@ -103,6 +110,7 @@ async def _repair(
     previous: str,
     failure_class: str,
     feedback: str,
+    quoted: str,
     hint: str,
     round_no: int,
     *,
@@ -119,6 +127,9 @@ async def _repair(
     f"Attempt {round_no} failed the grader: `{failure_class}`."
     "The grader's report (compiler diagnostics, test or simulation results):"
     f"```text\n{feedback}\n```"
+    if quoted:
+        "The lines of your code that the report points at:"
+        f"```text\n{quoted}\n```"
     hint
     "Reply with the complete corrected solution in the required format."
     return await gen(
@@ -230,6 +241,7 @@ class RepairSolver:
             previous or "(empty reply)",
             current.score.failure_class or current.score.status,
             trim(current.score.explanation or "(no details)", self.feedback_chars),
+            quote_diagnosed_lines(current.score.explanation, current.code, sample.files),
             repair_hint(current.score.failure_class),
             round_no,
             model=self.model,
