@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import os
 import traceback
 from collections.abc import Callable, Sequence
@@ -41,6 +42,8 @@ from codegen_eval.solvers import first_draft, usage_of
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Scorer, Task
 
 ScorerFor = Callable[[Sample], Scorer]
+CODE_IN_HISTORY = 6000  # chars of each round's code kept in the metadata
+EXPLANATION_IN_HISTORY = 600
 
 
 @dataclass(slots=True)
@@ -64,6 +67,11 @@ class Round:
             "extraction": self.extraction,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            # each round's code (the candidate holds only the chosen one), so a log shows what
+            # a repair changed, and its hash, so a round that repeated the last is plain
+            "code_sha": hashlib.sha256(self.code.encode()).hexdigest()[:12],
+            "code": self.code[:CODE_IN_HISTORY],
+            "explanation": self.score.explanation[:EXPLANATION_IN_HISTORY],
         }
 
 
