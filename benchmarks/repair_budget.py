@@ -16,6 +16,7 @@ off by time is compared like for like. Wall times and `uptime` load averages are
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -119,6 +120,35 @@ def table(stem: Path) -> str:
     return "\n".join(lines)
 
 
+def details(stem: Path) -> str:
+    """Per problem: generate's samples and repair's rounds; then what the repair rounds did
+    (failure class before -> after, and rounds that repeated the previous code exactly)."""
+    gen = read_log(Path(f"{stem}.generate.jsonl")).score_records
+    rep = read_log(Path(f"{stem}.repair.jsonl")).score_records
+    rows: dict[str, list[str]] = defaultdict(lambda: ["", ""])
+    for r in sorted(gen, key=lambda r: r["index"]):
+        out = "pass" if r["status"] == "pass" else str(r.get("failure_class") or r["status"])
+        rows[r["sample_id"]][0] += ("; " if rows[r["sample_id"]][0] else "") + out
+    moves: dict[str, int] = defaultdict(int)
+    repeats = repairs = 0
+    for r in rep:
+        hist = (r.get("candidate") or {}).get("history") or []
+        labels = [h["failure_class"] or h["status"] for h in hist]
+        rows[r["sample_id"]][1] = " -> ".join(labels)
+        for before, after in itertools.pairwise(hist):
+            repairs += 1
+            a = str(before["failure_class"] or before["status"]).split(":")[0]
+            b = str(after["failure_class"] or after["status"]).split(":")[0]
+            moves[f"{a} -> {b}"] += 1
+            repeats += bool(before.get("code_sha")) and before.get("code_sha") == after.get(
+                "code_sha"
+            )
+    lines = [f"{sid:<28} gen: {g:<60} repair: {rp}" for sid, (g, rp) in rows.items()]
+    lines.append(f"repair rounds: {repairs}; same code as the round before: {repeats}")
+    lines += [f"  {k}: {v}" for k, v in sorted(moves.items(), key=lambda kv: -kv[1])]
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--suite")
@@ -129,9 +159,12 @@ def main() -> int:
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out", default="runs/measure")
     ap.add_argument("--table", metavar="STEM", help="only print the table of <STEM>.*.jsonl")
+    ap.add_argument("--details", action="store_true", help="with --table: per problem, per round")
     args = ap.parse_args()
     if args.table:
         print(table(Path(args.table)))
+        if args.details:
+            print(details(Path(args.table)))
         return 0
     if not args.suite:
         ap.error("--suite is required (or --table STEM)")
