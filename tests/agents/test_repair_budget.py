@@ -144,3 +144,20 @@ def test_bad_solver_options_are_one_line_errors(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not server.requests and not log.exists()  # nothing ran, nothing written
+
+
+def test_resume_takes_the_solver_options_from_the_log(
+    serve: StartServer, tmp_path: Path, capsys
+) -> None:
+    server = serve([Rule(replies=[GATES_BAD, GATES_OK])])
+    log = tmp_path / "r.jsonl"
+    assert _run(log, "--solver", "repair", "--solver-opt", "rounds=2") == 0
+    capsys.readouterr()
+    resume = ["run", "--resume", "--log", str(log), "--no-progress"]
+    assert eval_cli.main([*resume, "--solver-opt", "rounds=3"]) == 1
+    assert "--solver-opt rounds=3 (the log has rounds=2)" in capsys.readouterr().err
+    assert eval_cli.main(resume) == 0
+    assert "nothing left to do" in capsys.readouterr().out
+    assert len(server.requests) == 2
+    resumed = [r for r in _records(log) if r["type"] == "resume"]
+    assert resumed[-1]["solver_options"] == {"rounds": 2}
