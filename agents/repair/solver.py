@@ -96,6 +96,13 @@ class Attempt:
         return best
 
 
+def repair_seed(seed: int, round_no: int) -> int:
+    """The seed of a repair round. Round 1 keeps the attempt's seed (it is generate's
+    request); each later round gets its own, because the same seed replays the same random
+    stream and a small model then tends to write its first answer again word for word."""
+    return seed if round_no <= 1 else seed + 100_003 * (round_no - 1)
+
+
 def _history_label(score: Score) -> str:
     if score.status == "pass":
         return "pass"
@@ -254,7 +261,7 @@ class RepairSolver:
             round_no,
             model=self.model,
             temperature=self.repair_temperature,
-            seed=self.seed + index,
+            seed=repair_seed(self.seed + index, round_no + 1),
             max_tokens=self.max_tokens,
         )
 

@@ -91,6 +91,8 @@ async def test_model_that_never_fixes_it_stops_after_r_rounds(scripted) -> None:
     assert len(server.requests) == 3
     assert cand.metadata["rounds_used"] == 3 and cand.metadata["passed"] is False
     assert cand.metadata["failure_history"] == ["sim_mismatch"] * 3
+    # round 1 keeps the attempt's seed (generate's request); each repair round has its own
+    assert [r["seed"] for r in server.requests] == [0, 100_003, 200_006]
     assert cand.metadata["final_failure_class"] == "sim_mismatch"
     # mismatch counts from the simulation are the feedback
     assert "Mismatches:" in _user_text(server.requests[1])
