@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 from codegen_eval.registry import UnknownSuiteError, get_suite, list_suites
+from codegen_eval.run_options import parse_solver_options
 from codegen_eval.types import Task
 
 PLUGINS_ENV = "CODEGEN_EVAL_PLUGINS"
@@ -148,9 +149,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--solver",
         type=_parse_solver,
         default="generate",
-        help="generate | reference | file | MODULE:FACTORY, where FACTORY(task, model=, "
-        "temperature=, max_tokens=, seed=) returns the task with its solver set "
-        "(e.g. agents.repair:with_repair, the generate-compile-repair agent)",
+        help="generate | repair (the generate-compile-repair agent, agents.repair) | reference "
+        "| file | MODULE:FACTORY, where FACTORY(task, model=, temperature=, max_tokens=, seed=, "
+        "**solver options) returns the task with its solver set",
+    )
+    r.add_argument(
+        "--solver-opt",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an option of the solver, repeatable, e.g. --solver repair --solver-opt rounds=3 "
+        "(recorded in the log header)",
     )
     r.add_argument("--samples", help="JSONL of candidates for --solver file")
     r.add_argument("--max-sandboxes", type=int, default=os.cpu_count() or 1)
@@ -452,17 +460,24 @@ def _local_model_preflight(alias: str, options: dict[str, Any]) -> None:
         )
 
 
+# Solvers built on codegen_eval from other packages, by name (codegen_eval never imports
+# agents; the factory is imported when asked for).
+NAMED_FACTORIES = {"repair": "agents.repair:with_repair"}
+
+
 def _parse_solver(text: str) -> str:
-    if text in ("generate", "reference", "file") or re.fullmatch(r"[\w.]+:\w+", text):
+    if text in ("generate", "reference", "file", *NAMED_FACTORIES) or re.fullmatch(
+        r"[\w.]+:\w+", text
+    ):
         return text
     raise argparse.ArgumentTypeError(
-        f"{text!r}: expected generate, reference, file or MODULE:FACTORY"
+        f"{text!r}: expected generate, repair, reference, file or MODULE:FACTORY"
     )
 
 
 def _solver_factory(spec: str) -> Callable[..., Any]:
     """Import a solver factory named MODULE:NAME (by name: codegen_eval never imports agents)."""
-    module_name, _, attr = spec.partition(":")
+    module_name, _, attr = NAMED_FACTORIES.get(spec, spec).partition(":")
     try:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
@@ -601,21 +616,32 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         selected = check_selection(tasks, config)
     except SelectionError as exc:
         raise CliError(str(exc)) from None
-    uses_model = args.solver == "generate" or ":" in args.solver
+    factory_spec = args.solver in NAMED_FACTORIES or ":" in args.solver
+    uses_model = args.solver == "generate" or factory_spec
     header: dict[str, Any] = {
         "solver": args.solver,
         "model": args.model if uses_model else "",
     }
-    if ":" in args.solver:
-        header.update(_model_preflight(args.model, args.base_url))
+    solver_options: dict[str, Any] = {}
+    if factory_spec:
         factory = _solver_factory(args.solver)
+        solver_options = parse_solver_options(args.solver, factory, args.solver_opt or [])
+        header.update(_model_preflight(args.model, args.base_url))
         options = {"model": args.model, "temperature": args.temperature,
                    "max_tokens": args.max_tokens, "seed": args.seed}  # fmt: skip
         options = {k: v for k, v in options.items() if v is not None}  # factory defaults
-        tasks = [factory(task, **options) for task in tasks]
+        try:
+            tasks = [factory(task, **options, **solver_options) for task in tasks]
+        except (TypeError, ValueError) as exc:
+            raise CliError(f"--solver {args.solver}: {_one_line(exc)}") from None
         if any(t.solver is None for t in tasks):
             raise CliError(f"--solver {args.solver}: the factory left a task without a solver")
         solver: Any = None  # each task brings its own
+    elif args.solver_opt:
+        raise CliError(
+            f"--solver {args.solver} takes no --solver-opt (its settings are the run options: "
+            "--temperature, --max-tokens, --seed); --solver-opt is for repair or MODULE:FACTORY"
+        )
     elif args.solver == "generate":
         header.update(_model_preflight(args.model, args.base_url))
         solver = GenerateSolver(
@@ -629,7 +655,13 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
             notes += match_samples_file(solver, tasks, selected)
         except SelectionError as exc:
             raise CliError(str(exc)) from None
-    described = solver.describe() if solver is not None else {"factory": args.solver}
+    if solver is not None:
+        described = solver.describe()
+    else:
+        describe = getattr(tasks[0].solver, "describe", None)
+        described = dict(describe()) if callable(describe) else {}
+        described["factory"] = NAMED_FACTORIES.get(args.solver, args.solver)
+        header["solver_options"] = solver_options
     header["options"] = described | {
         "limit": args.limit,
         "filter": args.filter,

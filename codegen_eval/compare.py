@@ -60,6 +60,8 @@ def _distinguishers(header: dict[str, Any], path: str) -> list[str]:
     """Short descriptions of the settings that may tell two runs apart, most telling first."""
     opts = header.get("options") or {}
     out = []
+    if opts.get("rounds") is not None:
+        out.append(f"R={opts['rounds']}")
     if opts.get("temperature") is not None:
         out.append(f"T={opts['temperature']}")
     if opts.get("seed") is not None:
@@ -202,6 +204,24 @@ def _failures_text(g: GroupSummary | None, limit: int, sep: str = ", ") -> str:
     return sep.join(parts)
 
 
+def _budget_metrics(
+    gs: Sequence[GroupSummary | None],
+) -> list[tuple[str, list[float | None], int, bool]]:
+    """Pass within c model calls per problem (equal budget: a generate run's pass@c next to a
+    repair run's pass by round c), calls per problem and tokens per solved problem."""
+    budgets = [g.budget if g else None for g in gs]
+    if not any(b and (b.kind == "rounds" or b.max_calls > 1 or b.has_tokens) for b in budgets):
+        return []
+    top = max(b.max_calls for b in budgets if b)
+    out: list[tuple[str, list[float | None], int, bool]] = []
+    for c in range(1, top + 1):
+        values = [b.pass_within.get(c) if b else None for b in budgets]
+        out.append((f"pass ≤{c} call{'s' if c > 1 else ''}", values, 3, True))
+    out.append(("calls/problem", [b.calls_per_problem if b else None for b in budgets], 2, False))
+    out.append(("tokens/solved", [b.tokens_per_solved if b else None for b in budgets], 0, False))
+    return out
+
+
 def comparison_rows(
     runs: Sequence[RunSummary], ks: Sequence[int], *, failures_limit: int = 3, sep: str = ", "
 ) -> list[_Row]:
@@ -226,6 +246,8 @@ def comparison_rows(
             for k in ks:
                 eff = [g.efficiency_at.get(k) if g else None for g in gs]
                 metrics.append((f"efficiency@{k}", eff, 2, True))
+        if top:
+            metrics += _budget_metrics(gs)
         first = True
         for name, values, digits, rank in metrics:
             rows.append(

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from codegen_eval.budget import Budget, budget_html, budget_of, print_budget_table
 from codegen_eval.metrics import (
     failure_table,
     failure_totals,
@@ -54,6 +55,7 @@ class GroupSummary:
     # ParEval's published formulas (upstream-comparable), when the suite reports its timings
     upstream_speedup_at: dict[int, float | None] = field(default_factory=dict)
     upstream_efficiency_at: dict[int, float | None] = field(default_factory=dict)
+    budget: Budget | None = None  # pass by model-call budget, tokens per solved problem
 
     @property
     def label(self) -> str:
@@ -110,6 +112,7 @@ def summarize_group(
     table = failure_table(r.get("failure_class") for v in per_problem.values() for r in v)
     g.failure_details = table
     g.failures = failure_totals(table)
+    g.budget = budget_of(records)
     return g
 
 
@@ -297,6 +300,7 @@ def print_table(
             "largest launch config run (passing samples only; its nCr quirk makes k > 1 "
             "neither best nor worst of k), for comparison with published tables"
         )
+    print_budget_table(summary, console)
     if excluded:
         for line in denominator_lines(denominators(summary, excluded, ks), ks):
             console.print(line, highlight=False)
@@ -434,6 +438,8 @@ def render_html(
             "analysis/metrics.py (passing samples only, at the largest "
             "launch config run), for comparison with published tables.</p>"
         )
+
+    out += budget_html(summary)
 
     # failure classes with details
     out.append("<h2>Failure classes</h2>")

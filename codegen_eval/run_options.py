@@ -20,9 +20,10 @@ directory finds the same files.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -31,8 +32,10 @@ __all__ = [
     "INVOCATION_ONLY",
     "PATH_OPTIONS",
     "ResumeConflict",
+    "SolverOptionError",
     "apply_logged_options",
     "explicit_dests",
+    "parse_solver_options",
     "recorded_options",
 ]
 
@@ -204,3 +207,70 @@ def explicit_dests(parser: argparse.ArgumentParser, argv: Sequence[str]) -> set[
     finally:
         for action, default in saved:
             action.default = default
+
+
+# ------------------------------------------------------------------ --solver-opt KEY=VALUE
+# Set by run options of their own; a --solver-opt for one of them would be a second way in.
+RUN_LEVEL = {"model": "--model", "temperature": "--temperature", "max_tokens": "--max-tokens",
+             "seed": "--seed"}  # fmt: skip
+
+
+class SolverOptionError(ValueError):
+    """A --solver-opt the solver does not have, or a value of the wrong type."""
+
+
+def solver_option_types(factory: Callable[..., object]) -> dict[str, type]:
+    """The options a solver factory takes besides the task and the run-level ones: its
+    `solver_options` attribute ({name: type}) when it has one (factories taking **options),
+    else its keyword parameters, typed by their defaults."""
+    declared = getattr(factory, "solver_options", None)
+    if isinstance(declared, Mapping):
+        return {str(k): v for k, v in declared.items() if k not in RUN_LEVEL}
+    out: dict[str, type] = {}
+    params = list(inspect.signature(factory).parameters.values())[1:]  # [0] is the task
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in RUN_LEVEL:
+            continue
+        out[p.name] = str if p.default in (inspect.Parameter.empty, None) else type(p.default)
+    return out
+
+
+def _convert(text: str, kind: type) -> object:
+    if kind is bool:
+        low = text.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{text!r} is not a boolean (true/false)")
+    return kind(text)
+
+
+def parse_solver_options(
+    solver: str, factory: Callable[..., object], items: Sequence[str]
+) -> dict[str, object]:
+    """`--solver-opt KEY=VALUE` items as typed keyword arguments for `factory`; an unknown key
+    or a bad value is one SolverOptionError naming the known options."""
+    known = solver_option_types(factory)
+    listing = ", ".join(f"{k} ({t.__name__})" for k, t in sorted(known.items())) or "none"
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise SolverOptionError(f"--solver-opt {item!r}: expected KEY=VALUE")
+        if key in RUN_LEVEL:
+            raise SolverOptionError(
+                f"--solver-opt {key}: use {RUN_LEVEL[key]} (a run option, for every solver)"
+            )
+        if key not in known:
+            raise SolverOptionError(
+                f"--solver-opt {key}: --solver {solver} has no such option; it takes: {listing}"
+            )
+        try:
+            out[key] = _convert(value, known[key])
+        except ValueError as exc:
+            raise SolverOptionError(
+                f"--solver-opt {key}={value}: expected {known[key].__name__} ({exc})"
+            ) from None
+    return out

@@ -18,25 +18,58 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from appl import SystemMessage, gen, ppl
+from appl import GenResult, SystemMessage, gen, ppl
 from codegen_eval.extract import extract_code
+from codegen_eval.prompts import answer_code, system_prompt
 from codegen_eval.readers._jsonl import jsonl_records
 from codegen_eval.types import Candidate, Sample
-
-SYSTEM_PROMPT = (
-    "You are an expert programmer in parallel and hardware code. Answer with exactly one "
-    "fenced code block (```{lang} ... ```) that contains the complete solution, and nothing "
-    "else that could be mistaken for code."
-)
 
 
 def sample_language(sample: Sample) -> str:
     return str(sample.metadata.get("language") or "")
 
 
+@ppl
+async def first_draft(
+    sample: Sample,
+    *,
+    model: str | None,
+    temperature: float,
+    seed: int,
+    max_tokens: int,
+    system: str | None = None,
+) -> GenResult:
+    """One plain generation: the per-language system prompt (codegen_eval.prompts), then the
+    sample's prompt. `generate` and the repair agent's first round both call this, so round 1
+    of a repair chain is the same request as a generate sample with the same seed. Bare
+    expression statements append to the prompt (appl's @ppl rule)."""
+    SystemMessage(system if system is not None else system_prompt(sample))
+    sample.input
+    return await gen(
+        model=model, temperature=temperature, seed=seed, max_tokens=max_tokens
+    ).result()
+
+
+def usage_of(result: GenResult) -> dict[str, Any]:
+    """Token counts, latency and finish reason of a gen, when the response carries them."""
+    out: dict[str, Any] = {}
+    response = result.response
+    usage = getattr(response, "usage", None)
+    if usage is not None:
+        out["prompt_tokens"] = int(getattr(usage, "prompt_tokens", 0) or 0)
+        out["completion_tokens"] = int(getattr(usage, "completion_tokens", 0) or 0)
+    for attr in ("latency_s", "finish_reason"):
+        value = getattr(response, attr, None)
+        if value is not None:
+            out[attr] = value
+    return out
+
+
 class GenerateSolver:
     """k=n samples per prompt through appl. Temperature, seed and token counts are recorded in
-    each Candidate's metadata; the seed of sample i is `seed + i`, so a rerun asks the same."""
+    each Candidate's metadata; the seed of sample i is `seed + i`, so a rerun asks the same.
+    The system prompt is codegen_eval.prompts.system_prompt(sample) unless one is given
+    (`{lang}` in it is replaced by the sample's language)."""
 
     def __init__(
         self,
@@ -45,7 +78,7 @@ class GenerateSolver:
         temperature: float = 0.8,
         max_tokens: int = 1024,
         seed: int = 0,
-        system_prompt: str = SYSTEM_PROMPT,
+        system_prompt: str | None = None,
     ) -> None:
         self.model = model
         self.temperature = temperature
@@ -54,68 +87,49 @@ class GenerateSolver:
         self.system_prompt = system_prompt
 
     def describe(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "solver": "generate",
             "model": self.model,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
         }
+        if self.system_prompt is not None:
+            out["system_prompt"] = self.system_prompt
+        return out
 
     async def solve_one(self, sample: Sample, index: int) -> Candidate:
-        lang = sample_language(sample)
         seed = self.seed + index
-        reply = await _ask(
-            self.system_prompt.format(lang=lang or ""),
-            sample.input,
+        system = (
+            None
+            if self.system_prompt is None
+            else self.system_prompt.format(lang=sample_language(sample))
+        )
+        result = await first_draft(
+            sample,
             model=self.model,
             temperature=self.temperature,
             seed=seed,
             max_tokens=self.max_tokens,
+            system=system,
         )
-        text = str(reply)
-        extraction = extract_code(text, lang or None)
+        text = result.text or ""
+        code, method = answer_code(sample, text)
         meta: dict[str, Any] = {
             "solver": "generate",
             "model": self.model,
             "temperature": self.temperature,
             "seed": seed,
             "max_tokens": self.max_tokens,
-            "extraction": extraction.method or extraction.reason,
+            "extraction": method,
         }
-        meta.update(_usage(reply))
-        return Candidate(sample.id, index, extraction.code, raw=text, metadata=meta)
+        meta.update(usage_of(result))
+        return Candidate(sample.id, index, code, raw=text, metadata=meta)
 
     async def solve(self, sample: Sample, n: int) -> Sequence[Candidate]:
         async with asyncio.TaskGroup() as tg:
             tasks = [tg.create_task(self.solve_one(sample, i)) for i in range(n)]
         return [t.result() for t in tasks]
-
-
-@ppl
-async def _ask(
-    system: str, user: str, *, model: str, temperature: float, seed: int, max_tokens: int
-) -> Any:
-    """One chat request: a system message asking for one fenced block, then the sample's
-    prompt. Bare expression statements append to the prompt (appl's @ppl rule)."""
-    SystemMessage(system)
-    user
-    return await gen(model=model, temperature=temperature, seed=seed, max_tokens=max_tokens)
-
-
-def _usage(reply: Any) -> dict[str, Any]:
-    """Token counts and latency, when appl's result carries them."""
-    out: dict[str, Any] = {}
-    response = getattr(reply, "response", reply)
-    usage = getattr(response, "usage", None)
-    if usage is not None:
-        out["prompt_tokens"] = getattr(usage, "prompt_tokens", 0)
-        out["completion_tokens"] = getattr(usage, "completion_tokens", 0)
-    for attr in ("latency_s", "finish_reason"):
-        value = getattr(response, attr, None)
-        if value is not None:
-            out[attr] = value
-    return out
 
 
 class ReferenceSolver:

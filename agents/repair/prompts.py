@@ -1,61 +1,33 @@
-"""System prompts and repair hints, per programming model.
-
-A prompt has two parts: the *expertise* for the language (what good MPI/OpenMP/CUDA/Verilog
-looks like and the mistakes models make most often), and the *answer format*. A sample that
-brings its own `system_prompt` (mpi-completion, omp-pragma: answers that are not whole files)
-keeps its format; only the expertise is ours.
-"""
+"""Repair hints per failure class (the first round's prompt is codegen_eval.prompts', the
+same as `generate`'s, so round 1 of a repair chain is a plain generation)."""
 
 from __future__ import annotations
 
-from codegen_eval.types import Sample
+import os
+import re
+from collections.abc import Iterable
 
-EXPERTISE: dict[str, str] = {
-    "mpi": (
-        "You are an expert MPI programmer writing C. MPI is already initialised by the caller: "
-        "never call MPI_Init or MPI_Finalize, and use only the communicator you are given. "
-        "Follow the stated data distribution exactly (which rank owns which block, where the "
-        "result must end up). Every rank must reach every collective in the same order, "
-        "message tags and counts must match on both sides, and non-blocking requests must be "
-        "completed before their buffers are reused."
-    ),
-    "mpi+openmp": (
-        "You are an expert in hybrid MPI + OpenMP programming in C. MPI is already initialised "
-        "by the caller: never call MPI_Init or MPI_Finalize. Distribute data across ranks as "
-        "stated, parallelise each rank's local work with OpenMP, and make MPI calls only from "
-        "outside parallel regions (or from a single thread)."
-    ),
-    "openmp": (
-        "You are an expert OpenMP programmer writing C. Parallelise the hot loops with "
-        "`#pragma omp parallel for` and the right clauses: `reduction` for sums, minima and "
-        "maxima, `private` for per-iteration temporaries, `schedule` for irregular work. Avoid "
-        "data races (a shared accumulator without a reduction or atomic is a bug) and keep "
-        "the result identical to the sequential one where the spec demands exact answers."
-    ),
-    "cuda": (
-        "You are an expert CUDA programmer. Write __global__ kernels with a grid-stride loop or "
-        "an explicit bounds check, launch them from the host function with a sensible block "
-        "size, and synchronise (cudaDeviceSynchronize) before returning when the caller reads "
-        "the results. Pointers you are given are device pointers unless the spec says "
-        "otherwise; include <cuda_runtime.h>. It is compiled with nvcc."
-    ),
-    "verilog": (
-        "You are an expert hardware designer writing synthesizable Verilog/SystemVerilog for "
-        "Icarus Verilog. Use always @(posedge clk) with non-blocking assignments for "
-        "registers and always @(*) / assign for combinational logic, give every combinational "
-        "output a value on every path (no latches), respect the stated reset polarity and "
-        "whether it is synchronous or asynchronous, and keep the port list exactly as given."
-    ),
-    "c": (
-        "You are an expert C programmer writing fast, correct numerical code. Follow the given "
-        "signature exactly, include the headers you use, and do not write main()."
-    ),
-}
-
-FENCED_FORMAT = (
-    "Answer with exactly one fenced code block (```{fence} ... ```) containing the complete "
-    "source file, and no other code blocks."
+from codegen_eval.prompts import (
+    EXPERTISE,
+    answer_code,
+    fence_tag,
+    program_model,
+    system_prompt,
+    wants_whole_file,
 )
+
+__all__ = [
+    "EXPERTISE",
+    "REPAIR_HINTS",
+    "answer_code",
+    "fence_tag",
+    "program_model",
+    "quote_diagnosed_lines",
+    "repair_hint",
+    "system_prompt",
+    "trim",
+    "wants_whole_file",
+]
 
 # What to pay attention to in a repair round, by failure class (the part before the colon).
 REPAIR_HINTS: dict[str, str] = {
@@ -85,62 +57,34 @@ REPAIR_HINTS: dict[str, str] = {
 }
 
 
-def program_model(sample: Sample) -> str:
-    """The key into EXPERTISE: mpi, mpi+openmp, openmp, cuda, verilog or c."""
-    meta = sample.metadata
-    for value in (meta.get("parallel_model"), meta.get("language"), meta.get("variant")):
-        key = str(value or "").lower().replace("-", "+")
-        if key in ("mpi+openmp", "hybrid"):
-            return "mpi+openmp"
-        if key in EXPERTISE and key != "c":
-            return key
-        if key in ("systemverilog", "sv"):
-            return "verilog"
-        if key in ("omp",):
-            return "openmp"
-        if key in ("cu",):
-            return "cuda"
-    return "c"
-
-
-def fence_tag(sample: Sample) -> str:
-    """The fence info string we ask for (and the language given to extract_code)."""
-    model = program_model(sample)
-    if model == "verilog":
-        return "verilog"
-    if model == "cuda":
-        return "cuda"
-    return str(sample.metadata.get("language") or "c")
-
-
-def own_format(sample: Sample) -> str | None:
-    """The sample's own answer-format instruction, if its suite defines one."""
-    value = sample.metadata.get("system_prompt")
-    return str(value) if value else None
-
-
-def wants_whole_file(sample: Sample) -> bool:
-    """True when answers are fenced source files (False: suites with line-oriented answers,
-    whose raw reply is passed to the scorer when it holds no fence)."""
-    fmt = own_format(sample)
-    return fmt is None or "```" in fmt
-
-
-def system_prompt(sample: Sample) -> str:
-    model = program_model(sample)
-    fmt = own_format(sample) or FENCED_FORMAT.format(fence=fence_tag(sample))
-    extra = ""
-    if model == "cuda":
-        extra = (
-            " The grader may have no GPU: your code is always compiled, so it must compile "
-            "cleanly with nvcc."
-        )
-    return f"{EXPERTISE[model]}{extra}\n\n{fmt}"
-
-
 def repair_hint(failure_class: str | None) -> str:
     head = (failure_class or "").split(":", 1)[0]
     return REPAIR_HINTS.get(head, "The code did not pass. Fix the problem described above.")
+
+
+# `file:LINE` as compilers and simulators write it (gcc `solution.c:12:5: error`, iverilog
+# `TopModule.sv:11: syntax error`, nvcc `kernel.cu(12): error`)
+_LOCATION = re.compile(r"([\w./-]+\.(?:c|h|cc|cpp|cu|cuh|sv|v|svh|vh))(?::(\d+)|\((\d+)\))")
+
+
+def quote_diagnosed_lines(
+    explanation: str, code: str, harness_files: Iterable[str] = (), limit: int = 8
+) -> str:
+    """The candidate's own lines that the diagnostics name, numbered (`  11 | reg ...`): a
+    small model cannot count to line 11 of its answer, so it is shown the line. Locations in
+    the harness's files (testbench, reference, driver) are left out: they are not its code."""
+    lines = code.splitlines()
+    harness = {os.path.basename(f) for f in harness_files}
+    seen: list[int] = []
+    for m in _LOCATION.finditer(explanation or ""):
+        if os.path.basename(m.group(1)) in harness:
+            continue
+        number = int(m.group(2) or m.group(3))
+        if 1 <= number <= len(lines) and number not in seen:
+            seen.append(number)
+        if len(seen) >= limit:
+            break
+    return "\n".join(f"{n:>4} | {lines[n - 1]}" for n in seen)
 
 
 def trim(text: str, limit: int) -> str:

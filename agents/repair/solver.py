@@ -1,11 +1,12 @@
 """Generate -> compile -> test -> repair, as an appl program and a codegen_eval solver.
 
-For one sample, k attempts start at once: one `gen` future per attempt, all in flight together
-(appl starts every ready gen immediately). Each attempt then runs its own chain: extract the
-code, score it with the suite's own Scorer (which compiles, runs or simulates it in the
-sandbox and explains what went wrong), and if it failed, ask the model again with the spec,
-its previous code, the failure class and the trimmed explanation - up to `rounds` model calls
-in all. The chains are independent, so while one attempt is being compiled another is already
+For one sample, k attempts start at once, all in flight together. Round 1 of each is a plain
+generation, the same request `generate` makes (codegen_eval.solvers.first_draft: same system
+prompt, seed, temperature and extraction), so R rounds of repair compare with R samples of
+generate at equal budget. Each attempt then runs its own chain: extract the code, score it
+with the suite's own Scorer (which compiles, runs or simulates it in the sandbox and explains
+what went wrong), and if it failed, ask the model again with the spec, its previous code, the
+failure class and the trimmed explanation - up to `rounds` model calls in all. The chains are independent, so while one attempt is being compiled another is already
 talking to the model.
 
     solver = RepairSolver(task.scorer, model="local", rounds=3)
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import os
 import traceback
 from collections.abc import Callable, Sequence
@@ -27,17 +29,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.repair.prompts import (
+    answer_code,
     fence_tag,
+    quote_diagnosed_lines,
     repair_hint,
     system_prompt,
     trim,
-    wants_whole_file,
 )
-from appl import AIMessage, GenFuture, GenResult, SystemMessage, gen, ppl
-from codegen_eval.extract import extract_code
+from appl import AIMessage, GenResult, SystemMessage, gen, ppl
+from appl.errors import BadResponseError, ClientRequestError, ModelTimeoutError, ServerError
+from codegen_eval.solvers import first_draft, usage_of
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Scorer, Task
 
 ScorerFor = Callable[[Sample], Scorer]
+CODE_IN_HISTORY = 6000  # chars of each round's code kept in the metadata
+EXPLANATION_IN_HISTORY = 600
 
 
 @dataclass(slots=True)
@@ -59,6 +65,13 @@ class Round:
             "failure_class": self.score.failure_class,
             "value": self.score.value,
             "extraction": self.extraction,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            # each round's code (the candidate holds only the chosen one), so a log shows what
+            # a repair changed, and its hash, so a round that repeated the last is plain
+            "code_sha": hashlib.sha256(self.code.encode()).hexdigest()[:12],
+            "code": self.code[:CODE_IN_HISTORY],
+            "explanation": self.score.explanation[:EXPLANATION_IN_HISTORY],
         }
 
 
@@ -68,6 +81,7 @@ class Attempt:
 
     index: int
     rounds: list[Round] = field(default_factory=list)
+    error: str = ""  # a repair request the model server refused: the chain ended there
 
     @property
     def passed(self) -> bool:
@@ -80,6 +94,13 @@ class Attempt:
             if r.score.value > best.score.value:
                 best = r
         return best
+
+
+def repair_seed(seed: int, round_no: int) -> int:
+    """The seed of a repair round. Round 1 keeps the attempt's seed (it is generate's
+    request); each later round gets its own, because the same seed replays the same random
+    stream and a small model then tends to write its first answer again word for word."""
+    return seed if round_no <= 1 else seed + 100_003 * (round_no - 1)
 
 
 def _history_label(score: Score) -> str:
@@ -98,32 +119,13 @@ def _done(score: Score) -> bool:
 
 
 @ppl
-async def _attempts(solver: RepairSolver, sample: Sample, indices: Sequence[int]) -> list[Attempt]:
-    """One appl run per call: k first drafts from one prompt, every gen in flight at once, then
-    k repair chains that each go on as soon as their own draft has arrived."""
-    system = system_prompt(sample)
-    SystemMessage(system)
-    sample.input
-    drafts = [
-        gen(
-            model=solver.model,
-            temperature=solver.temperature,
-            seed=solver.seed + i,
-            max_tokens=solver.max_tokens,
-        )
-        for i in indices
-    ]
-    chains = [solver.chain(sample, system, i, d) for i, d in zip(indices, drafts, strict=True)]
-    return list(await asyncio.gather(*chains))
-
-
-@ppl
 async def _repair(
     system: str,
     spec: str,
     previous: str,
     failure_class: str,
     feedback: str,
+    quoted: str,
     hint: str,
     round_no: int,
     *,
@@ -140,6 +142,9 @@ async def _repair(
     f"Attempt {round_no} failed the grader: `{failure_class}`."
     "The grader's report (compiler diagnostics, test or simulation results):"
     f"```text\n{feedback}\n```"
+    if quoted:
+        "The lines of your code that the report points at:"
+        f"```text\n{quoted}\n```"
     hint
     "Reply with the complete corrected solution in the required format."
     return await gen(
@@ -167,7 +172,7 @@ class RepairSolver:
         rounds: int = 3,
         temperature: float = 0.8,
         repair_temperature: float | None = None,
-        max_tokens: int = 2048,
+        max_tokens: int = 1024,
         seed: int = 0,
         feedback_chars: int = 1500,
         max_scoring: int | None = None,
@@ -196,6 +201,7 @@ class RepairSolver:
             "repair_temperature": self.repair_temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            "feedback_chars": self.feedback_chars,
         }
 
     # -- Solver protocol ------------------------------------------------------------------
@@ -211,11 +217,21 @@ class RepairSolver:
 
     # -- the loop -------------------------------------------------------------------------
     async def run_attempts(self, sample: Sample, indices: Sequence[int]) -> list[Attempt]:
-        return await _attempts(self, sample, list(indices))
+        """k independent chains, all in flight at once: while one attempt is being compiled
+        another is already talking to the model."""
+        return list(await asyncio.gather(*(self.chain(sample, i) for i in indices)))
 
-    async def chain(self, sample: Sample, system: str, index: int, draft: GenFuture) -> Attempt:
+    async def chain(self, sample: Sample, index: int) -> Attempt:
         attempt = Attempt(index)
-        result = await draft.result()
+        system = system_prompt(sample)
+        # Round 1 is a plain generation: the very request `generate` makes with this seed.
+        result = await first_draft(
+            sample,
+            model=self.model,
+            temperature=self.temperature,
+            seed=self.seed + index,
+            max_tokens=self.max_tokens,
+        )
         fence = fence_tag(sample)
         for round_no in range(1, self.rounds + 1):
             current = await self._judge(sample, index, round_no, result)
@@ -223,40 +239,46 @@ class RepairSolver:
             if _done(current.score) or round_no == self.rounds:
                 break
             previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
-            result = await _repair(
-                system,
-                sample.input,
-                previous or "(empty reply)",
-                current.score.failure_class or current.score.status,
-                trim(current.score.explanation or "(no details)", self.feedback_chars),
-                repair_hint(current.score.failure_class),
-                round_no,
-                model=self.model,
-                temperature=self.repair_temperature,
-                seed=self.seed + index,
-                max_tokens=self.max_tokens,
-            )
+            try:
+                result = await self._ask_repair(sample, index, round_no, system, previous, current)
+            except (ClientRequestError, BadResponseError, ModelTimeoutError, ServerError) as exc:
+                # e.g. a prompt over the context window: the rounds so far still count
+                attempt.error = f"round {round_no + 1}: {type(exc).__name__}: {exc}"[:500]
+                break
         return attempt
+
+    async def _ask_repair(
+        self, sample: Sample, index: int, round_no: int, system: str, previous: str, current: Round
+    ) -> GenResult:
+        return await _repair(
+            system,
+            sample.input,
+            previous or "(empty reply)",
+            current.score.failure_class or current.score.status,
+            trim(current.score.explanation or "(no details)", self.feedback_chars),
+            quote_diagnosed_lines(current.score.explanation, current.code, sample.files),
+            repair_hint(current.score.failure_class),
+            round_no,
+            model=self.model,
+            temperature=self.repair_temperature,
+            seed=repair_seed(self.seed + index, round_no + 1),
+            max_tokens=self.max_tokens,
+        )
 
     async def _judge(self, sample: Sample, index: int, round_no: int, result: GenResult) -> Round:
         raw = result.text or ""
-        extraction = extract_code(raw, fence_tag(sample))
-        usage = getattr(result.response, "usage", None)
+        code, method = answer_code(sample, raw)
+        usage = usage_of(result)
         tokens = {
-            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "prompt_tokens": usage.get("prompt_tokens", 0),
+            "completion_tokens": usage.get("completion_tokens", 0),
         }
-        code = extraction.code
-        method = extraction.method or extraction.reason
-        if not extraction.ok and not wants_whole_file(sample) and raw.strip():
-            # line-oriented answers (mpi-completion, omp-pragma): the reply is the answer
-            code, method = raw.strip() + "\n", "raw"
         if not code.strip():
             score = Score(
                 0.0,
                 "fail",
                 FailureClass.NO_CODE,
-                explanation=f"no code could be extracted from the reply: {extraction.reason}",
+                explanation=f"no code could be extracted from the reply: {method}",
             )
             return Round(round_no, "", raw, score, method, **tokens)
         cand = Candidate(sample.id, index, code, raw=raw, metadata={"round": round_no})
@@ -291,10 +313,24 @@ class RepairSolver:
             "prompt_tokens": sum(r.prompt_tokens for r in attempt.rounds),
             "completion_tokens": sum(r.completion_tokens for r in attempt.rounds),
         }
+        if attempt.error:
+            meta["repair_error"] = attempt.error
         return Candidate(sample.id, attempt.index, chosen.code, raw=chosen.raw, metadata=meta)
 
 
 def with_repair(task: Task, **options: Any) -> Task:
     """The same suite, with a RepairSolver using the suite's own scorer as its Task.solver
-    (run it with `run_eval([...], None, ...)`, which uses each task's solver)."""
+    (run it with `run_eval([...], None, ...)`, which uses each task's solver). This is
+    `codegen-eval run --solver repair`; `--solver-opt` sets the options in SOLVER_OPTIONS."""
     return dataclasses.replace(task, solver=RepairSolver(task.scorer, **options))
+
+
+# What `codegen-eval run --solver repair --solver-opt KEY=VALUE` may set (model, temperature,
+# max_tokens and seed are run options of their own).
+SOLVER_OPTIONS: dict[str, type] = {
+    "rounds": int,
+    "repair_temperature": float,
+    "feedback_chars": int,
+    "max_scoring": int,
+}
+with_repair.solver_options = SOLVER_OPTIONS  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from agents.repair import RepairSolver, program_model, system_prompt, with_repair
+from agents.repair.prompts import quote_diagnosed_lines
 from appl.testing import Rule
 from codegen_eval import RunConfig, get_suite, read_log, run_eval
 from codegen_eval.types import Sample
@@ -58,6 +59,8 @@ async def test_verilog_compile_error_is_repaired_in_round_2(scripted) -> None:
     # the compiler's own diagnostic reached the model, with the failure class and the spec
     assert "syntax error" in repair and "TopModule.sv:" in repair
     assert "compile_error:syntax" in repair
+    # the line iverilog names is quoted from the model's own code, numbered
+    assert "the report points at" in repair and "   5 |   assign y_xor = a ^ b;" in repair
     assert sample.input.splitlines()[0] in repair
     # the previous code is the model's own turn
     roles = [m["role"] for m in server.requests[1]["messages"]]
@@ -88,6 +91,8 @@ async def test_model_that_never_fixes_it_stops_after_r_rounds(scripted) -> None:
     assert len(server.requests) == 3
     assert cand.metadata["rounds_used"] == 3 and cand.metadata["passed"] is False
     assert cand.metadata["failure_history"] == ["sim_mismatch"] * 3
+    # round 1 keeps the attempt's seed (generate's request); each repair round has its own
+    assert [r["seed"] for r in server.requests] == [0, 100_003, 200_006]
     assert cand.metadata["final_failure_class"] == "sim_mismatch"
     # mismatch counts from the simulation are the feedback
     assert "Mismatches:" in _user_text(server.requests[1])
@@ -162,6 +167,15 @@ def test_system_prompts_per_language() -> None:
     # a suite's own answer format is kept
     own = system_prompt(s(language="mpi", system_prompt="Answer only with N: lines."))
     assert own.endswith("Answer only with N: lines.") and "```" not in own
+
+
+def test_quoted_lines_are_the_candidates_not_the_harness() -> None:
+    code = "int a;\nint b\nint c;\n"
+    report = "solution.c:2:6: error: expected ';'\ntb.sv:40: mismatch\nsolution.c:99: past the end"
+    quoted = quote_diagnosed_lines(report, code, ["tb.sv"])
+    assert quoted == "   2 | int b"
+    assert quote_diagnosed_lines("kernel.cu(3): error: x", code) == "   3 | int c;"
+    assert quote_diagnosed_lines("no locations here", code) == ""
 
 
 def test_bad_configuration_is_refused() -> None:
