@@ -20,7 +20,7 @@ from rich.table import Table
 from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 from codegen_eval.kernelgym.runner import RunConfig
-from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
+from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, bench_row
 
 console = Console()
 
@@ -106,24 +106,9 @@ async def bench(
         try:
             base = await scorer.score(bug, "")
         except BugSetupError as exc:  # one bug that cannot run does not stop the bench
-            rows.append(
-                {
-                    "bug": bug.id,
-                    "tier": bug.tier,
-                    "expected": bug.expected_title,
-                    "error": str(exc),
-                    "unsupported": isinstance(exc, UnsupportedBug),
-                    "reproduced": False,
-                }
-            )
+            rows.append(bench_row(bug, error=str(exc), unsupported=isinstance(exc, UnsupportedBug)))
             continue
-        row: dict[str, Any] = {
-            "bug": bug.id,
-            "tier": bug.tier,
-            "expected": bug.expected_title,
-            "baseline": base.to_dict(),
-            "reproduced": base.outcome is Outcome.REPRODUCED and base.matches_expected,
-        }
+        row = bench_row(bug, base)
         if patches == "developer":
             fixed = await scorer.score(bug, bug.developer_patch)
             row["patched"] = fixed.to_dict()

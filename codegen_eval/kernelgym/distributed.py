@@ -32,7 +32,7 @@ from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions
 from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 from codegen_eval.kernelgym.runner import RunConfig
-from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
+from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, bench_row
 from codegen_eval.types import Candidate, Sample, Score, Task
 
 __all__ = ["GymOptions", "bench_on_slurm", "gym_tasks", "score_patches_on_slurm"]
@@ -162,17 +162,9 @@ async def bench_on_slurm(
     for i, bug in enumerate(bugs):
         base, base_info = results[i]
         if isinstance(base, dict):
-            rows.append({"bug": bug.id, "tier": bug.tier, "expected": bug.expected_title,
-                         "reproduced": False, **base, "executor": base_info})  # fmt: skip
+            rows.append(bench_row(bug, None, **base, executor=base_info))
             continue
-        row: dict[str, Any] = {
-            "bug": bug.id,
-            "tier": bug.tier,
-            "expected": bug.expected_title,
-            "baseline": base.to_dict(),
-            "reproduced": base.outcome is Outcome.REPRODUCED and base.matches_expected,
-            "executor": base_info,
-        }
+        row = bench_row(bug, base, executor=base_info)
         if patches == "developer":
             fixed, fixed_info = results[len(bugs) + i]
             if isinstance(fixed, dict):

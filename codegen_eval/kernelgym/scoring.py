@@ -258,3 +258,14 @@ class Scorer:
         if bug.id not in self._baselines:
             self._baselines[bug.id] = await self._score(bug, "")
         return self._baselines[bug.id]
+
+
+def bench_row(bug: BugRecord, baseline: StepResult | None = None, **fields: Any) -> dict[str, Any]:
+    """One `kernel-gym bench` row (local and Slurm alike): the bug, its unpatched baseline
+    (or, when `baseline` is None, the error fields that stopped it), plus `fields`."""
+    row: dict[str, Any] = {"bug": bug.id, "tier": bug.tier, "expected": bug.expected_title}
+    if baseline is None:
+        return {**row, "reproduced": False, **fields}
+    row["baseline"] = baseline.to_dict()
+    row["reproduced"] = baseline.outcome is Outcome.REPRODUCED and baseline.matches_expected
+    return {**row, **fields}
