@@ -243,6 +243,12 @@ def _feedback(step: StepResult, patch: str, obs: Observation) -> str:
             f"{head} The reproducer still crashes the kernel ({same}): {step.title}\n"
             f"Console:\n```\n{_trim(step.console_excerpt)}\n```\n{again}"
         )
+    if step.outcome == Outcome.FUNCTION_BROKEN:
+        return (
+            f"{head} The crash is gone, but so is the module's function: {step.detail}\n"
+            "Fix the bug without refusing or skipping the work the code is meant to do. "
+            f"{again}"
+        )
     if step.outcome == Outcome.BOOT_ERROR:
         return (
             f"{head} {step.detail}\nConsole:\n```\n{_trim(step.console_excerpt, 2500)}\n```\n"

@@ -47,6 +47,10 @@ class RunResult:
     completed_runs: int = 0
     finished: bool = False  # all K runs done and the kernel alive (nonce seen)
     guest_boot_s: float | None = None  # guest uptime when /init started
+    # The reproducer's exit code per run, and the lines where a bundled reproducer says the
+    # module no longer does its job (KGYM-FUNC-FAIL, exit code FUNCTION_BROKEN_RC).
+    exit_codes: list[int] = field(default_factory=list)
+    function_failures: list[str] = field(default_factory=list)
 
     @property
     def boot_s(self) -> float | None:
@@ -68,6 +72,12 @@ class RunResult:
         if self.crash:
             return "\n".join(self.crash.report.splitlines()[:lines])
         return "\n".join(self.vm.console.splitlines()[-lines:])
+
+
+# A bundled reproducer that also checks the module's behaviour exits with this code (and
+# prints a KGYM-FUNC-FAIL line) when a command that must work did not: a "fix" that makes the
+# module refuse everything runs clean, but it is not a fix.
+FUNCTION_BROKEN_RC = 42
 
 
 def init_script(runs: int, repro_timeout_s: float, nonce: str, with_module: bool) -> str:
@@ -145,6 +155,8 @@ async def run_reproducer(
         module_loaded="KGYM-INSMOD-FAILED" not in console,
         completed_runs=console.count("KGYM-RUN-END "),
         guest_boot_s=float(up.group(1)) if up else None,
+        exit_codes=[int(rc) for rc in re.findall(r"KGYM-RUN-END \d+ rc=(\d+)", console)],
+        function_failures=re.findall(r"KGYM-FUNC-FAIL[^\r\n]*", console)[:8],
         finished=f"KGYM-DONE {nonce}" in console
         and vm.status in (VMStatus.EXITED, VMStatus.STOPPED),
     )

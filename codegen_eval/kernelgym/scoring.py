@@ -2,7 +2,9 @@
 
 Outcomes: apply_failed, build_failed, boot_error, reproduced (with the title seen), resolved
 (no crash in all K runs and a clean end of the boot), baseline_not_reproduced (the candidate
-ran clean, but so did, or would have, the unpatched build: that proves nothing). Whether a
+ran clean, but so did, or would have, the unpatched build: that proves nothing),
+function_broken (no crash, but the bundled reproducer's behaviour checks failed: a "fix" that
+makes the module refuse its work). Whether a
 crash is the expected bug follows syzkaller's notion of the same bug: its title or one of its
 ALT titles equals the expected title (or the expected title's kind-independent form, e.g.
 "bad-access in f"), and a corrupted report never matches.
@@ -34,7 +36,12 @@ from codegen_eval.kernelgym.kbench import (
     missing_tree_error,
 )
 from codegen_eval.kernelgym.records import BugRecord
-from codegen_eval.kernelgym.runner import RunConfig, RunResult, run_reproducer
+from codegen_eval.kernelgym.runner import (
+    FUNCTION_BROKEN_RC,
+    RunConfig,
+    RunResult,
+    run_reproducer,
+)
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -46,6 +53,7 @@ class Outcome(StrEnum):
     REPRODUCED = "reproduced"
     RESOLVED = "resolved"
     BASELINE_NOT_REPRODUCED = "baseline_not_reproduced"
+    FUNCTION_BROKEN = "function_broken"  # runs clean, but the module no longer does its job
 
 
 @dataclass(slots=True)
@@ -77,7 +85,10 @@ def _build_failure(result: BuildResult, expected: str) -> StepResult:
     return StepResult(outcome, expected_title=expected, detail=detail, build_s=result.wall_s)
 
 
-def judge(run: RunResult, expected: str, runs: int) -> StepResult:
+def judge(run: RunResult, expected: str, runs: int, *, checks_function: bool = False) -> StepResult:
+    """The step's outcome from one VM run. `checks_function`: the bug's reproducer also tests
+    the module's intended behaviour (bundled bugs), so its exit code FUNCTION_BROKEN_RC turns
+    a clean run into `function_broken`."""
     crash = run.crash
     base = {
         "expected_title": expected,
@@ -105,6 +116,13 @@ def judge(run: RunResult, expected: str, runs: int) -> StepResult:
             f"the reproducer did not finish {runs} runs without a report "
             f"(VM {run.vm.status}, {run.completed_runs} runs)"
         )
+    elif checks_function and FUNCTION_BROKEN_RC in run.exit_codes:
+        failures = "; ".join(run.function_failures) or f"exit code {FUNCTION_BROKEN_RC}"
+        detail = (
+            "no crash, but the module no longer does its job: commands that must succeed "
+            f"failed ({failures})"
+        )
+        return StepResult(Outcome.FUNCTION_BROKEN, detail=detail, **base)  # type: ignore[arg-type]
     else:
         return StepResult(Outcome.RESOLVED, **base)  # type: ignore[arg-type]
     return StepResult(Outcome.BOOT_ERROR, detail=detail, **base)  # type: ignore[arg-type]
@@ -247,7 +265,8 @@ class Scorer:
         assert kernel is not None
         t0 = time.monotonic()
         run = await run_reproducer(kernel, repro.artifacts["repro"], module, self.config)
-        step = judge(run, expected, self.config.runs)
+        checks = bool(bug.kgym.get("repro_checks_function"))
+        step = judge(run, expected, self.config.runs, checks_function=checks)
         step.build_s, step.run_s = build_s, time.monotonic() - t0
         step.boot_s = run.boot_s
         return step

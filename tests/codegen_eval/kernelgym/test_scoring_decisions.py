@@ -97,3 +97,22 @@ def test_a_candidate_that_still_crashes_stays_reproduced() -> None:
     scorer = _CannedScorer(StepResult(Outcome.RESOLVED), crashing)
     assert asyncio.run(scorer.score(BUG, "fix")).outcome is Outcome.REPRODUCED
     assert scorer.calls == ["fix"]
+
+
+def test_a_clean_run_whose_behaviour_checks_failed_is_function_broken() -> None:
+    console = (
+        "KGYM-BOOTED uptime=1.0\nKGYM-RUN 1\ncmd -1: -1\ncmd 7: -1\n"
+        "KGYM-FUNC-FAIL cmd 7 returned -1, must be accepted\nKGYM-RUN-END 1 rc=42\n"
+        "KGYM-RUN 2\ncmd -1: -1\ncmd 7: 1\nKGYM-RUN-END 2 rc=0\n"
+    )
+    run = _run(console, finished=True)
+    run.exit_codes = [42, 0]
+    run.function_failures = ["KGYM-FUNC-FAIL cmd 7 returned -1, must be accepted"]
+    step = judge(run, "INFO: task hung in kgym_hung_write", 2, checks_function=True)
+    assert step.outcome is Outcome.FUNCTION_BROKEN
+    assert "cmd 7 returned -1" in step.detail
+    # Without the bug's opt-in an exit code means nothing (syzkaller reproducers' codes are
+    # arbitrary), and with every check passing the run is resolved.
+    assert judge(run, "x", 2).outcome is Outcome.RESOLVED
+    run.exit_codes, run.function_failures = [0, 0], []
+    assert judge(run, "x", 2, checks_function=True).outcome is Outcome.RESOLVED

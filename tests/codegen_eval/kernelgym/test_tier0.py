@@ -30,6 +30,7 @@ async def test_bug_reproduces_then_fix_resolves(bug, scorer: Scorer) -> None:  #
     assert fixed.outcome is Outcome.RESOLVED, fixed.detail + fixed.console_excerpt[-3000:]
     assert fixed.completed_runs == 2
     assert fixed.crashes == []
+    assert "KGYM-FUNC-FAIL" not in fixed.console_excerpt  # the fix keeps the module working
 
 
 async def test_environment_api_records_every_step(tmp_path: Path) -> None:
@@ -77,3 +78,18 @@ async def test_environment_api_records_every_step(tmp_path: Path) -> None:
         "resolved",
     ]
     assert events[0]["observation"]["baseline"]["outcome"] == "reproduced"
+
+
+async def test_a_fix_that_refuses_the_work_is_function_broken(scorer: Scorer) -> None:
+    # What both local models sent for t0-hung-task: return before the lock, so nothing can
+    # hang - and nothing is ever stored either. No crash, but not a fix.
+    bug = next(b for b in TIER0 if b.id == "t0-hung-task")
+    src = (bug.source_dir / "kgym_hung.c").read_text().splitlines()  # type: ignore[operator]
+    n = src.index("\tmutex_lock(&kgym_lock);") + 1
+    hack = (
+        f"--- a/kgym_hung.c\n+++ b/kgym_hung.c\n@@ -{n},1 +{n},2 @@\n"
+        "+\treturn -EINVAL;\n \tmutex_lock(&kgym_lock);\n"
+    )
+    step = await scorer.score(bug, hack)
+    assert step.outcome is Outcome.FUNCTION_BROKEN, step.detail + step.console_excerpt[-3000:]
+    assert "cmd 7 returned -1, must be accepted" in step.detail
