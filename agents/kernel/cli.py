@@ -133,8 +133,43 @@ def _bugs(args: argparse.Namespace) -> list[BugRecord]:
     return chosen
 
 
+def _step_scorer(args: argparse.Namespace) -> Any:
+    """--executor slurm: every build + boot + reproduce of the episode is a Slurm job on the
+    cluster of $SLURM_CONF; the agent and its model stay here. None: the local gym."""
+    if args.executor != "slurm":
+        return None
+    from codegen_eval.executors.slurm import SlurmOptions
+    from codegen_eval.executors.slurm_client import SlurmUnavailable, check_cluster
+    from codegen_eval.kernelgym.distributed import GymOptions, SlurmStepScorer
+
+    gym = GymOptions(
+        bugs=str(Path(args.records).resolve()) if args.records else None,
+        runs=args.runs,
+        accel=args.accel,
+        cpus=args.slurm_cpus,
+    )
+    slurm = SlurmOptions(
+        partition=args.slurm_partition,
+        time=args.slurm_time,
+        mem=args.slurm_mem,
+        cpus_per_task=args.slurm_cpus,
+        workdir=Path(args.slurm_workdir) if args.slurm_workdir else None,
+    )
+    try:  # a dead or refusing cluster is one line before any model call or job
+        check_cluster(slurm.sbatch_options())
+    except SlurmUnavailable as exc:
+        raise CliError(f"--executor slurm: {exc}") from None
+    return SlurmStepScorer(gym, slurm)
+
+
 def _agent(args: argparse.Namespace, bugs: list[BugRecord], alias: str) -> KernelAgent:
-    env = KernelGym(bugs, runs=args.runs, accel=args.accel, log_path=args.log)
+    env = KernelGym(
+        bugs,
+        runs=args.runs,
+        accel=args.accel,
+        log_path=args.log,
+        step_scorer=_step_scorer(args),
+    )
     return KernelAgent(
         env,
         model=alias,
@@ -281,6 +316,13 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
     add("--temperature", type=float, default=d(0.2))
     add("--max-tokens", type=int, default=d(1024))
     add("--log", default=d(None), help="JSONL log of resets, steps, model calls, tool results")
+    add("--executor", choices=["local", "slurm"], default=d("local"),
+        help="slurm: each build+boot+reproduce is a job on the cluster of $SLURM_CONF")  # fmt: skip
+    add("--slurm-partition", default=d(None))
+    add("--slurm-time", default=d("01:00:00"), help="time limit per step job")
+    add("--slurm-mem", default=d(None), help="memory per step job, e.g. 4G")
+    add("--slurm-cpus", type=int, default=d(2), help="CPUs per step job")
+    add("--slurm-workdir", default=d(None), help="job files, on storage the nodes share")
 
 
 def build_parser() -> argparse.ArgumentParser:

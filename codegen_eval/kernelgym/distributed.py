@@ -35,7 +35,14 @@ from codegen_eval.kernelgym.runner import RunConfig
 from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, bench_row
 from codegen_eval.types import Candidate, Sample, Score, Task
 
-__all__ = ["GymOptions", "bench_on_slurm", "gym_tasks", "score_patches_on_slurm"]
+__all__ = [
+    "GymOptions",
+    "SlurmStepError",
+    "SlurmStepScorer",
+    "bench_on_slurm",
+    "gym_tasks",
+    "score_patches_on_slurm",
+]
 
 SUITE = "kernel-gym"
 
@@ -176,3 +183,40 @@ async def bench_on_slurm(
             row["patched_executor"] = fixed_info
         rows.append(row)
     return rows
+
+
+class SlurmStepError(RuntimeError):
+    """The cluster, not the patch, failed a step (its jobs kept being killed, or the bug cannot
+    run there): the agent's episode for this bug ends with an error, never with a verdict."""
+
+
+class SlurmStepScorer:
+    """The gym's `score`/`check_baseline` with every build + boot + reproduce as a Slurm job,
+    for `KernelGym(step_scorer=...)`: the agent and its model stay on this machine, the
+    kernels run on the cluster (one job per step, about 2 s of scheduling on top)."""
+
+    def __init__(self, gym: GymOptions, slurm: SlurmOptions) -> None:
+        self.gym, self.slurm = gym, slurm
+        self._baselines: dict[str, StepResult] = {}
+        self.jobs: list[dict[str, Any]] = []  # the executor info of each step's job, in order
+
+    async def score(self, bug: BugRecord, patch: str = "") -> StepResult:
+        # The node's Scorer runs the unpatched baseline itself before it calls a clean
+        # candidate resolved (baseline_not_reproduced), so the verdict is the gym's own.
+        [(step, info)] = await score_patches_on_slurm(
+            [(bug, patch)], gym=self.gym, slurm=self.slurm
+        )
+        self.jobs.append(info)
+        if isinstance(step, dict):
+            state = step.get("slurm_state") or info.get("state") or "error"
+            raise SlurmStepError(
+                f"bug {bug.id}: Slurm job {info.get('job_id')}: {state}: {step.get('error')}"
+            )
+        if not patch.strip():
+            self._baselines[bug.id] = step
+        return step
+
+    async def check_baseline(self, bug: BugRecord) -> StepResult:
+        if bug.id not in self._baselines:
+            await self.score(bug, "")
+        return self._baselines[bug.id]

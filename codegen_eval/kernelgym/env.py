@@ -19,7 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from codegen_eval.kernelgym.builders import touched_files
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs
@@ -128,6 +128,15 @@ class Observation:
         }
 
 
+class StepScorer(Protocol):
+    """What KernelGym needs to judge: the local `Scorer` has it, and so does
+    `distributed.SlurmStepScorer`."""
+
+    async def score(self, bug: BugRecord, patch: str = "") -> StepResult: ...
+
+    async def check_baseline(self, bug: BugRecord) -> StepResult: ...
+
+
 class KernelGym:
     def __init__(
         self,
@@ -138,10 +147,15 @@ class KernelGym:
         log_path: str | Path | None = None,
         check_baseline: bool = True,
         linux_tree: str | Path | None = None,
+        step_scorer: StepScorer | None = None,
     ) -> None:
         self.bugs = {b.id: b for b in (bugs if bugs is not None else bundled_bugs())}
         # linux_tree: the user's Linux git checkout, needed by kBench records only.
         self.scorer = Scorer(RunConfig(runs=runs, accel=accel), linux_tree=linux_tree)
+        # What builds, boots and judges (baselines and steps): the local Scorer, or another
+        # with its interface (distributed.SlurmStepScorer: every step a Slurm job). Source
+        # views always come from the local Scorer's trees.
+        self.judge: StepScorer = step_scorer or self.scorer
         self.check_baseline = check_baseline
         self.log_path = Path(log_path) if log_path else None
         self.bug: BugRecord | None = None
@@ -194,7 +208,7 @@ class KernelGym:
         if bug.kind == "kbench":
             self.scorer.kbench_setup(bug)  # a missing input fails here, before any build
         self.bug, self.steps = bug, []
-        baseline = await self.scorer.check_baseline(bug) if self.check_baseline else None
+        baseline = await self.judge.check_baseline(bug) if self.check_baseline else None
         report = baseline.console_excerpt if baseline else (bug.raw_crash_report or "")
         source = self._source_view(bug)
         if bug.kind == "module":
@@ -222,7 +236,7 @@ class KernelGym:
         if not patch_text.strip():
             # scoring "" would boot the unpatched kernel and read as `reproduced`
             raise ValueError("empty patch: a step needs a change (reset() shows the crash)")
-        result = await self.scorer.score(self.bug, patch_text)
+        result = await self.judge.score(self.bug, patch_text)
         self.steps.append(result)
         self._log(
             "step", bug=self.bug.id, n=len(self.steps), patch=patch_text, result=result.to_dict()

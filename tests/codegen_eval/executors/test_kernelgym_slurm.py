@@ -49,3 +49,55 @@ def test_kernel_gym_bench_refuses_a_dead_cluster(slurm_cluster: str, tmp_path: P
     out = " ".join((cp.stdout + cp.stderr).split())
     assert "--executor slurm: the Slurm controller does not answer" in out, out
     assert not (tmp_path / "runs").exists()  # nothing was submitted or written
+
+
+@pytest.mark.slow
+async def test_the_gym_judges_an_episode_through_slurm_jobs(
+    slurm_cluster: str, tmp_path: Path
+) -> None:
+    # The kernel agent's seam (`kernel-agent --executor slurm`): reset and step run their
+    # build + boot + reproduce as jobs; the episode and its source view stay here.
+    from codegen_eval.kernelgym import KernelGym, Outcome
+    from codegen_eval.kernelgym.distributed import SlurmStepScorer
+
+    bug = bundled_bug("t0-hung-task")
+    judge = SlurmStepScorer(GymOptions(runs=2, cpus=2), SlurmOptions(workdir=tmp_path))
+    env = KernelGym([bug], runs=2, step_scorer=judge)
+    obs = await env.areset(bug.id)
+    assert obs.baseline is not None and obs.baseline.outcome is Outcome.REPRODUCED
+    assert obs.title == bug.expected_title and "kgym_hung.c" in obs.files
+    fixed = await env.astep(bug.developer_patch)
+    assert fixed.outcome is Outcome.RESOLVED, fixed.detail
+    # The node's gym also refuses a patch that removes the feature, exactly as here.
+    src = (bug.source_dir / "kgym_hung.c").read_text().splitlines()  # type: ignore[operator]
+    n = src.index("\tmutex_lock(&kgym_lock);") + 1
+    hack = (
+        f"--- a/kgym_hung.c\n+++ b/kgym_hung.c\n@@ -{n},1 +{n},2 @@\n"
+        "+\treturn -EINVAL;\n \tmutex_lock(&kgym_lock);\n"
+    )
+    assert (await env.astep(hack)).outcome is Outcome.FUNCTION_BROKEN
+    # baseline, fix, hack: three jobs, each its own
+    assert len({info["job_id"] for info in judge.jobs}) == 3, judge.jobs
+
+
+def test_kernel_agent_refuses_a_dead_cluster_in_one_line(
+    slurm_cluster: str, tmp_path: Path
+) -> None:
+    from appl.testing import ScriptedServer
+
+    conf = Path(slurm_cluster).read_text().splitlines()
+    dead = tmp_path / "slurm.conf"
+    dead.write_text(
+        "\n".join("SlurmctldPort=6999" if x.startswith("SlurmctldPort=") else x for x in conf)
+    )
+    with ScriptedServer(default_reply="ok") as server:
+        cp = subprocess.run(
+            [sys.executable, "-m", "agents.kernel.cli", "bench", "--bugs", "t0-warn",
+             "--model", "scripted", "--base-url", server.base_url, "--executor", "slurm"],
+            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT), SLURM_CONF=str(dead)),
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    last = cp.stderr.strip().splitlines()[-1]
+    assert last.startswith("kernel-agent: --executor slurm: the Slurm controller does not answer")
+    assert "Traceback" not in cp.stderr
