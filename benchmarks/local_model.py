@@ -96,7 +96,7 @@ async def main(rounds: int, model: str) -> None:
         await client.close()
         await close_models()
         server.stop()
-    print(f"model {model}, {rounds} interleaved rounds, n_threads={server.flags.n_threads}, "
+    print(f"model {model}, {rounds} interleaved rounds, n_threads={server.flags.n_threads or 'auto'}, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
     print(f"{'metric':<16}{'direct':>12}{'appl':>12}{'appl/direct':>14}")
     for metric in ("prompt_tok_s", "gen_tok_s", "ttft_s", "latency_100_s", "tokens"):

@@ -10,6 +10,8 @@ fires when the *thread* that forked exits, and we may start the server from a wo
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import importlib.util
 import json
 import os
@@ -22,7 +24,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from appl.errors import LocalModelError
@@ -35,39 +38,73 @@ class ServerFlags:
     """llama_cpp.server flags that are known to matter (measured, see shared/FACTS.md)."""
 
     n_ctx: int = 4096
-    n_threads: int = field(default_factory=lambda: default_threads())
+    n_threads: int | None = None  # None: chosen when the server starts (default_threads)
     # The server's default (True) silently cut 3 of 4 concurrent streams to zero chunks.
     interrupt_requests: bool = False
     model_alias: str = "local"
     extra_args: tuple[str, ...] = ()
 
-    def argv(self, model_path: Path, host: str, port: int) -> list[str]:
+    def argv(self, model_path: Path, host: str, port: int, threads: int | None = None) -> list[str]:
+        threads = threads or self.n_threads or default_threads()
         return [
             "--model", str(model_path),
             "--model_alias", self.model_alias,
             "--host", host,
             "--port", str(port),
             "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.n_threads),
+            "--n_threads", str(threads),
             "--interrupt_requests", str(self.interrupt_requests),
             *self.extra_args,
         ]  # fmt: skip
 
 
 def default_threads() -> int:
-    """All cores on a quiet machine, one on a busy one.
+    """All cores on a quiet machine, shared out among the local servers already running, one
+    on a busy one.
 
     llama.cpp's worker threads spin while they wait for each other; when the cores are already
     oversubscribed that turns into a collapse rather than a slowdown. Measured here with the
     0.5B model under a load average of 11 on 2 cores: 1 thread 10.9 s, 2 threads 22.0 s for the
-    same 9-token answer (idle, 2 threads is the faster). Override with options.n_threads.
+    same 9-token answer (idle, 2 threads is the faster). Two servers started side by side on an
+    idle 2-core machine (generate and repair runs of benchmarks/repair_budget.py) both took 2
+    threads: no Verilog problem finished in 7 minutes; with 1 thread each, 3 and 1 finished in
+    4 minutes. Override with options.n_threads.
     """
     cores = os.cpu_count() or 2
     try:
         busy = os.getloadavg()[0] > cores
     except OSError:
         busy = False
-    return 1 if busy else cores
+    if busy:
+        return 1
+    return max(1, cores // (1 + running_local_servers()))
+
+
+def running_local_servers() -> int:
+    """llama.cpp servers of this machine already running (ours or a user's), from /proc."""
+    count = 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                cmdline = fh.read(4096)
+        except OSError:
+            continue
+        if b"appl.local._child" in cmdline or b"llama_cpp.server" in cmdline:
+            count += 1
+    return count
+
+
+@contextlib.contextmanager
+def _machine_lock() -> Iterator[None]:
+    path = Path(tempfile.gettempdir()) / f"appl-local-start-{os.getuid()}.lock"
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def server_package_available() -> bool:
@@ -128,16 +165,19 @@ class LocalServer:
                 prefix="appl-local-server-", suffix=".log", delete=False
             )
             self._log_path = Path(log.name)
-            cmd = [sys.executable, "-m", "appl.local._child", str(read_fd),
-                   *self.flags.argv(model_path, self.host, self.port)]  # fmt: skip
-            try:
-                self._proc = subprocess.Popen(
-                    cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    pass_fds=(read_fd,), start_new_session=True,
-                )  # fmt: skip
-            finally:
-                os.close(read_fd)
-                log.close()
+            # Choosing the thread count and starting the process under one machine-wide lock:
+            # a server started at the same moment by another process counts this one.
+            with _machine_lock():
+                cmd = [sys.executable, "-m", "appl.local._child", str(read_fd),
+                       *self.flags.argv(model_path, self.host, self.port)]  # fmt: skip
+                try:
+                    self._proc = subprocess.Popen(
+                        cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                        pass_fds=(read_fd,), start_new_session=True,
+                    )  # fmt: skip
+                finally:
+                    os.close(read_fd)
+                    log.close()
             self._lifeline_w = write_fd
             _LIVE.add(self)
             try:
