@@ -161,3 +161,26 @@ def test_resume_takes_the_solver_options_from_the_log(
     assert len(server.requests) == 2
     resumed = [r for r in _records(log) if r["type"] == "resume"]
     assert resumed[-1]["solver_options"] == {"rounds": 2}
+
+
+async def test_a_repeated_answer_is_followed_by_a_fresh_draft(scripted) -> None:
+    # Round 2 repeats round 1's broken code (the 0.5B model did so in 13 of 22 rounds); with
+    # restart_on_repeat, round 3 is the first-draft request again with its own seed, not a
+    # third repair prompt, and its answer passes.
+    server = scripted([Rule(replies=[GATES_BAD, GATES_BAD + "\n", GATES_OK])])
+    task = _verilog_task()
+    sample = task.dataset[0]
+    solver = RepairSolver(task.scorer, model="scripted", seed=5, rounds=3, restart_on_repeat=True)
+    [attempt] = await solver.run_attempts(sample, [0])
+    assert [r.request for r in attempt.rounds] == ["draft", "repair", "restart"]
+    assert [r.score.status for r in attempt.rounds] == ["fail", "fail", "pass"]
+    first, _repair, restart = server.requests
+    assert restart["messages"] == first["messages"]  # the plain generation request
+    assert restart["seed"] not in (first["seed"], _repair["seed"])
+
+    # Off by default: the third round is another repair prompt.
+    server.requests.clear()
+    server.rules = [Rule(replies=[GATES_BAD, GATES_BAD, GATES_BAD])]
+    [plain] = await RepairSolver(task.scorer, model="scripted", seed=5).run_attempts(sample, [0])
+    assert [r.request for r in plain.rounds] == ["draft", "repair", "repair"]
+    assert server.requests[2]["messages"] != server.requests[0]["messages"]
