@@ -82,7 +82,11 @@ def default_threads() -> int:
 
 def running_local_servers() -> int:
     """llama.cpp servers of this machine already running (ours or a user's), from /proc."""
-    count = 0
+    return len(local_server_pids())
+
+
+def local_server_pids() -> set[int]:
+    pids: set[int] = set()
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
         if not entry.name.isdigit():
             continue
@@ -92,8 +96,8 @@ def running_local_servers() -> int:
         except OSError:
             continue
         if b"appl.local._child" in cmdline or b"llama_cpp.server" in cmdline:
-            count += 1
-    return count
+            pids.add(int(entry.name))
+    return pids
 
 
 @contextlib.contextmanager
