@@ -224,18 +224,26 @@ class ModuleBuilder:
             )
 
 
+# Headers every reproducer may include (the bundled ones share kgym_repro.h); their contents
+# are part of each reproducer's cache key.
+REPRO_INCLUDE_DIR = Path(__file__).parent / "bugs" / "include"
+
+
 def build_reproducer(source: str, *, use_cache: bool = True) -> BuildResult:
     """A static C reproducer (static: the initramfs has no libc)."""
     start = time.monotonic()
-    out_dir = cache_root() / "repro" / _digest(source)
+    headers = sorted(REPRO_INCLUDE_DIR.glob("*.h"))
+    key = _digest(source, *(h.name for h in headers), *(h.read_bytes() for h in headers))
+    out_dir = cache_root() / "repro" / key
     exe = out_dir / "repro"
     if use_cache and exe.exists():
         return BuildResult(BuildStatus.OK, "", {"repro": exe}, time.monotonic() - start, True)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.c").write_text(source)
     rc, log = _run(
-        ["gcc", "-static", "-O1", "-pthread", "-o", "repro.tmp", "repro.c"], out_dir, 300
-    )
+        ["gcc", "-static", "-O1", "-pthread", "-I", str(REPRO_INCLUDE_DIR), "-o", "repro.tmp",
+         "repro.c"], out_dir, 300,
+    )  # fmt: skip
     if rc != 0:
         return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
     (out_dir / "repro.tmp").replace(exe)

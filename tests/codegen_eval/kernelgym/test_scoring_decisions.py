@@ -116,3 +116,16 @@ def test_a_clean_run_whose_behaviour_checks_failed_is_function_broken() -> None:
     assert judge(run, "x", 2).outcome is Outcome.RESOLVED
     run.exit_codes, run.function_failures = [0, 0], []
     assert judge(run, "x", 2, checks_function=True).outcome is Outcome.RESOLVED
+
+
+def test_the_reproducers_exit_code_for_a_broken_module_is_the_one_the_gym_reads() -> None:
+    import re
+
+    from codegen_eval.kernelgym.builders import REPRO_INCLUDE_DIR
+    from codegen_eval.kernelgym.runner import FUNCTION_BROKEN_RC
+
+    header = (REPRO_INCLUDE_DIR / "kgym_repro.h").read_text()
+    assert re.search(rf"#define KGYM_FUNCTION_BROKEN_RC {FUNCTION_BROKEN_RC}\n", header)
+    for bug in bundled_bugs(tier=0):  # every tier-0 bug opts in and uses the shared checks
+        assert bug.kgym.get("repro_checks_function") is True, bug.id
+        assert '#include "kgym_repro.h"' in (bug.c_reproducer or ""), bug.id

@@ -1,0 +1,70 @@
+// Shared by the bundled tier-0 reproducers (`#include "kgym_repro.h"`: the gym compiles every
+// reproducer with this directory on its include path, and its contents are part of the
+// build's cache key).
+//
+// Besides triggering its bug, a reproducer checks that the module still does its job: a
+// MUST_WORK command has to be accepted (write returns its length; FIRST_RUN_WORKS: in the
+// boot's first run, before earlier runs changed the module's state), a MUST_FAIL one refused.
+// Otherwise it prints KGYM-FUNC-FAIL and exits KGYM_FUNCTION_BROKEN_RC, which the gym scores
+// as function_broken: a "fix" that refuses the work is no fix.
+#ifndef KGYM_REPRO_H
+#define KGYM_REPRO_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+// codegen_eval/kernelgym/runner.py: FUNCTION_BROKEN_RC
+#define KGYM_FUNCTION_BROKEN_RC 42
+
+enum want { ANY, MUST_WORK, FIRST_RUN_WORKS, MUST_FAIL };
+static int first_run, broken;
+
+static int cmd(const char *proc, const char *s)
+{
+	int fd = open(proc, O_WRONLY);
+	if (fd < 0) {
+		fprintf(stderr, "open %s: %s\n", proc, strerror(errno));
+		return -1;
+	}
+	int rc = write(fd, s, strlen(s));
+	close(fd);
+	return rc;
+}
+
+static void run(const char *proc, const char *s, enum want want)
+{
+	int rc = cmd(proc, s);
+	int accepted = rc == (int)strlen(s);
+	printf("cmd %s: %d\n", s, rc);
+	fflush(stdout);
+	if ((want == MUST_WORK || (want == FIRST_RUN_WORKS && first_run)) && !accepted) {
+		printf("KGYM-FUNC-FAIL cmd %s returned %d, must be accepted\n", s, rc);
+		broken = 1;
+	}
+	if (want == MUST_FAIL && rc >= 0) {
+		printf("KGYM-FUNC-FAIL cmd %s returned %d, must be refused\n", s, rc);
+		broken = 1;
+	}
+}
+
+// Call first: marks the boot's first run (the initramfs root is fresh on every boot).
+static void kgym_begin(void)
+{
+	int mark = open("/.kgym-func-ran", O_CREAT | O_EXCL | O_WRONLY, 0600);
+
+	first_run = mark >= 0;
+	if (mark >= 0)
+		close(mark);
+}
+
+// main's exit code.
+static int kgym_end(void)
+{
+	fflush(stdout);
+	return broken ? KGYM_FUNCTION_BROKEN_RC : 0;
+}
+
+#endif
