@@ -44,8 +44,8 @@ class ServerFlags:
     model_alias: str = "local"
     extra_args: tuple[str, ...] = ()
 
-    def argv(self, model_path: Path, host: str, port: int, threads: int | None = None) -> list[str]:
-        threads = threads or self.n_threads or default_threads()
+    def argv(self, model_path: Path, host: str, port: int) -> list[str]:
+        threads = self.n_threads or default_threads()
         return [
             "--model", str(model_path),
             "--model_alias", self.model_alias,
@@ -77,15 +77,11 @@ def default_threads() -> int:
         busy = False
     if busy:
         return 1
-    return max(1, cores // (1 + running_local_servers()))
-
-
-def running_local_servers() -> int:
-    """llama.cpp servers of this machine already running (ours or a user's), from /proc."""
-    return len(local_server_pids())
+    return max(1, cores // (1 + len(local_server_pids())))
 
 
 def local_server_pids() -> set[int]:
+    """llama.cpp servers of this machine already running (ours or a user's), from /proc."""
     pids: set[int] = set()
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
         if not entry.name.isdigit():
