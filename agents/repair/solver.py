@@ -238,14 +238,7 @@ class RepairSolver:
         attempt = Attempt(index)
         system = system_prompt(sample)
         # Round 1 is a plain generation: the very request `generate` makes with this seed.
-        result = await first_draft(
-            sample,
-            model=self.model,
-            temperature=self.temperature,
-            seed=self.seed + index,
-            max_tokens=self.max_tokens,
-        )
-        fence = fence_tag(sample)
+        result = await self._draft(sample, self.seed + index)
         request = "draft"
         for round_no in range(1, self.rounds + 1):
             current = await self._judge(sample, index, round_no, result)
@@ -253,21 +246,13 @@ class RepairSolver:
             attempt.rounds.append(current)
             if _done(current.score) or round_no == self.rounds:
                 break
-            previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
             request = "restart" if self._stuck(attempt) else "repair"
             try:
                 if request == "restart":
-                    result = await first_draft(
-                        sample,
-                        model=self.model,
-                        temperature=self.temperature,
-                        seed=repair_seed(self.seed + index, round_no + 1),
-                        max_tokens=self.max_tokens,
-                    )
+                    seed = repair_seed(self.seed + index, round_no + 1)
+                    result = await self._draft(sample, seed)
                 else:
-                    result = await self._ask_repair(
-                        sample, index, round_no, system, previous, current
-                    )
+                    result = await self._ask_repair(sample, index, round_no, system, current)
             except (ClientRequestError, BadResponseError, ModelTimeoutError, ServerError) as exc:
                 # e.g. a prompt over the context window: the rounds so far still count
                 attempt.error = f"round {round_no + 1}: {type(exc).__name__}: {exc}"[:500]
@@ -281,9 +266,20 @@ class RepairSolver:
         last = _normalized(attempt.rounds[-1].code)
         return bool(last) and any(_normalized(r.code) == last for r in attempt.rounds[:-1])
 
+    async def _draft(self, sample: Sample, seed: int) -> GenResult:
+        return await first_draft(
+            sample,
+            model=self.model,
+            temperature=self.temperature,
+            seed=seed,
+            max_tokens=self.max_tokens,
+        )
+
     async def _ask_repair(
-        self, sample: Sample, index: int, round_no: int, system: str, previous: str, current: Round
+        self, sample: Sample, index: int, round_no: int, system: str, current: Round
     ) -> GenResult:
+        fence = fence_tag(sample)
+        previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
         return await _repair(
             system,
             sample.input,
