@@ -253,6 +253,12 @@ def _choose(candidates: list[str], chooser: Chooser | None) -> Chosen | None:
     return Chosen(picked[1], candidates[picked[0]]) if picked and picked[1] else None
 
 
+def _fault_injected(line: str) -> bool:
+    """A fault-injection frame (should_fail): the crash was injected, the stack is not the
+    bug's own, so the walk stops and the report is not trusted."""
+    return "should_fail" in line and FAULT_INJECTION_FRAME.search(line) is not None
+
+
 def _walk_once(
     lines: list[str], steps: tuple[re.Pattern[str] | None, ...], skip: re.Pattern[str],
     chooser: Chooser | None,
@@ -284,7 +290,7 @@ def _walk_once(
             while pos < len(lines):
                 line = lines[pos]
                 pos += 1
-                if "should_fail" in line and FAULT_INJECTION_FRAME.search(line):
+                if _fault_injected(line):
                     ok = False
                     break
                 if is_trace_start(line):
@@ -301,7 +307,7 @@ def _walk_once(
             while pos < len(lines):
                 line = lines[pos]
                 pos += 1
-                if "should_fail" in line and FAULT_INJECTION_FRAME.search(line):
+                if _fault_injected(line):
                     ok = False
                     break
                 if m := pattern.search(line):
