@@ -96,6 +96,16 @@ def local_server_pids() -> set[int]:
     return pids
 
 
+def _await_cmdline(proc: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
+    # Popen returns once exec has begun, but /proc/PID/cmdline is empty until the kernel has
+    # laid out the new argv: keep the machine lock until a server starting next can count ours.
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        if proc.pid in local_server_pids():
+            return
+        time.sleep(0.01)
+
+
 @contextlib.contextmanager
 def _machine_lock() -> Iterator[None]:
     path = Path(tempfile.gettempdir()) / f"appl-local-start-{os.getuid()}.lock"
@@ -178,6 +188,7 @@ class LocalServer:
                 finally:
                     os.close(read_fd)
                     log.close()
+                _await_cmdline(self._proc)
             self._lifeline_w = write_fd
             _LIVE.add(self)
             try:

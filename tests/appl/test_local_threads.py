@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -21,8 +22,12 @@ def test_a_running_llama_server_is_counted() -> None:
         [sys.executable, "-c", "import time; time.sleep(60)", "-m", "llama_cpp.server"]
     )
     try:
+        # Popen returns once exec has begun, but /proc/PID/cmdline stays empty until the kernel
+        # has laid out the new argv: poll rather than read once.
+        deadline = time.monotonic() + 30
+        while fake.pid not in local_server_pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert fake.pid in local_server_pids()
-        assert len(local_server_pids()) >= 1
     finally:
         fake.kill()
         fake.wait()
