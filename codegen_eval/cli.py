@@ -212,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--slurm-mpi-steps",
         action="store_true",
-        help="slurm: MPI runs of mpi-completion as `srun --mpi=pmix` steps (ranks confined "
-        "per rank) instead of mpirun in the sandbox; for ranks across nodes",
+        help="slurm: MPI runs of mpi-completion and of ParEval's MPI models as `srun --mpi=pmix` "
+        "steps (ranks confined per rank) instead of mpirun in the sandbox; for ranks across "
+        "nodes",
     )
     r.add_argument(
         "--slurm-workdir",
@@ -631,11 +632,21 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
                    "max_tokens": args.max_tokens, "seed": args.seed}  # fmt: skip
         options = {k: v for k, v in options.items() if v is not None}  # factory defaults
         try:
-            tasks = [factory(task, **options, **solver_options) for task in tasks]
+            made = [factory(task, **options, **solver_options) for task in tasks]
         except (TypeError, ValueError) as exc:
             raise CliError(f"--solver {args.solver}: {_one_line(exc)}") from None
-        if any(t.solver is None for t in tasks):
+        if any(t.solver is None for t in made):
             raise CliError(f"--solver {args.solver}: the factory left a task without a solver")
+        if args.executor == "slurm" and any(
+            m.scorer is not t.scorer for m, t in zip(made, tasks, strict=True)
+        ):
+            # The compute nodes rebuild the suites from the run options and score with the
+            # suite's own scorer: a factory's scorer would be silently ignored there.
+            raise CliError(
+                f"--solver {args.solver}: the factory replaces the suite's scorer, which the "
+                "slurm executor's compute nodes do not use; run it with --executor local"
+            )
+        tasks = made
         solver: Any = None  # each task brings its own
     elif args.solver_opt:
         raise CliError(

@@ -26,17 +26,35 @@ import math
 import os
 import resource
 import shutil
+import stat
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandboxes import ExecResult, ExecStatus, Limits
 from sandboxes.types import cpu_limit_s
 
-__all__ = ["STEP_DIR_ENV", "Granted", "run_mpi_step", "step_dir"]
+__all__ = [
+    "MPI_LAUNCHER_ENV",
+    "STEP_DIR_ENV",
+    "Granted",
+    "StepRun",
+    "run_mpi_step",
+    "srun_steps_requested",
+    "step_dir",
+]
 
 STEP_DIR_ENV = "CODEGEN_SLURM_STEP_DIR"
+# "sandbox" (mpirun in the sandbox, the default) or "srun" (ranks as Slurm steps): set by
+# `codegen-eval run --executor slurm --slurm-mpi-steps` for the workers.
+MPI_LAUNCHER_ENV = "CODEGEN_MPI_LAUNCHER"
+MAX_COLLECTED_BYTES = 64 << 20  # per file the ranks leave for the caller
+
+
+def srun_steps_requested() -> bool:
+    return os.environ.get(MPI_LAUNCHER_ENV, "sandbox") == "srun"
 
 
 def step_dir() -> Path:
@@ -61,6 +79,26 @@ class Granted:
     def parallelism(self) -> int:
         """What efficiency divides by: the work units that could really run at once."""
         return max(1, min(self.ranks * self.threads, self.cpus))
+
+
+@dataclass(frozen=True, slots=True)
+class StepRun:
+    result: ExecResult
+    granted: Granted | None  # None when no rank started
+    files: dict[str, bytes]  # the `collect` files the ranks left in their /tmp (b"" if none)
+
+
+def _read_left_file(path: Path) -> bytes:
+    """A file a rank left: only a regular file, never followed through a link the rank planted
+    (it names a host path), never a FIFO that would block us, and capped."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return b""
+        return fh.read(MAX_COLLECTED_BYTES + 1)
 
 
 def _granted(stepdir: Path) -> Granted | None:
@@ -120,21 +158,30 @@ async def run_mpi_step(
     program: bytes,
     np: int,
     *,
+    args: Sequence[str] = (),
     threads: int = 1,
     limits: Limits | None = None,
     env: dict[str, str] | None = None,
     workdir: str | os.PathLike[str],
     srun_args: tuple[str, ...] = (),
-) -> tuple[ExecResult, Granted | None]:
-    """Run `program` (an executable's bytes) as one Slurm step of `np` ranks. Inside a job the
-    step uses the job's allocation; outside one, srun asks for its own. `workdir` must be
-    visible from every node the ranks land on."""
+    files: Mapping[str, bytes] | None = None,
+    collect: Sequence[str] = (),
+) -> StepRun:
+    """Run `program` (an executable's bytes) with `args` as one Slurm step of `np` ranks.
+    Inside a job the step uses the job's allocation; outside one, srun asks for its own.
+    `workdir` must be visible from every node the ranks land on. The ranks start in a /tmp
+    they share, holding `files` (plain names); what they leave there under the names in
+    `collect` comes back in `StepRun.files`, each at most MAX_COLLECTED_BYTES + 1 bytes."""
     limits = limits or Limits(wall_s=60.0)
     step = Path(workdir) / f"step-{uuid.uuid4().hex[:12]}"
     for sub in ("bin", "tmp", "shm"):
         (step / sub).mkdir(parents=True, mode=0o755)
     (step / "bin" / "prog").write_bytes(program)
     (step / "bin" / "prog").chmod(0o755)
+    for name, data in (files or {}).items():
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"step input files are plain names, not {name!r}")
+        (step / "tmp" / name).write_bytes(data)
     for sub in ("tmp", "shm"):
         (step / sub).chmod(0o1777)
     run_env = dict(os.environ)
@@ -144,7 +191,7 @@ async def run_mpi_step(
     argv = [
         "srun", "--mpi=pmix", f"--ntasks={np}", f"--cpus-per-task={threads}", "--overcommit",
         "--kill-on-bad-exit=1", f"--time={max(1, math.ceil(limits.wall_s / 60) + 1)}",
-        "--job-name=cgeval-step", "--quiet", *srun_args, str(CONFINE), "/step/prog",
+        "--job-name=cgeval-step", "--quiet", *srun_args, str(CONFINE), "/step/prog", *args,
     ]  # fmt: skip
 
     def set_limits() -> None:  # in the child before exec: srun propagates them to the ranks
@@ -188,6 +235,7 @@ async def run_mpi_step(
     if status is None:
         status = ExecStatus.OK if rc == 0 else ExecStatus.NONZERO_EXIT
     granted = _granted(step)
+    left = {name: _read_left_file(step / "tmp" / name) for name in collect}
     shutil.rmtree(step, ignore_errors=True)
     result = ExecResult(
         status, rc if rc is None or rc >= 0 else None, -rc if rc and rc < 0 else None,
@@ -195,4 +243,4 @@ async def run_mpi_step(
         None, None, {"wall": True, "cpu": True, "file_size": True, "memory": True},
         "slurm-step",
     )  # fmt: skip
-    return result, granted
+    return StepRun(result, granted, left)

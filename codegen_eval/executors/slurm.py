@@ -133,6 +133,9 @@ class SlurmExecutor:
         self._elements_submitted = 0
         self._background: list[asyncio.Task[None]] = []
         self._last_query_ok = time.monotonic()
+        self._bases: set[str] = set()  # base ids sbatch gave us
+        self._orphans: set[str] = set()  # base ids of this run's jobs we did not submit
+        self._submitting = 0  # sbatch calls in flight
         self._fatal: BaseException | None = None
         self.max_cpus = 0  # the largest node's CPUs (check()); 0: unknown, ask for 1 per job
         self.total_cpus = 0  # the partition's CPUs (check()), for automatic batch sizes
@@ -207,6 +210,7 @@ class SlurmExecutor:
             "worker_setup_s_median": median(list(self._worker_setup_s.values())),
             "submit_to_worker_s_min": min(self._worker_start_s.values(), default=None),
             "retried": self._retried,
+            "orphans_cancelled": len(self._orphans),
             "sbatch_s_median": median(self._submit_s),
             "start_lag_s_median": median(self._start_lag_s),
         }
@@ -280,23 +284,31 @@ class SlurmExecutor:
             # the last --cpus-per-task wins over sbatch_options' own
             f"--cpus-per-task={max(self.options.cpus_per_task, need)}",
         ]
-        error = ""
-        for attempt in range(3):  # a busy controller refuses now and then
-            t0 = time.monotonic()
-            try:
-                base = await slurm_client.submit(argv, [str(self._script), str(sub)])
-                self._submit_s.append(time.monotonic() - t0)
-                break
-            except SlurmError as exc:
-                error = str(exc)
-                await asyncio.sleep(1.0 + attempt)
-        else:
+        error, base = "", None
+        self._submitting += 1
+        try:
+            for attempt in range(3):  # a busy controller refuses now and then
+                t0 = time.monotonic()
+                try:
+                    base = await slurm_client.submit(
+                        argv, [str(self._script), str(sub)], job_name=self.job_name,
+                        tag=f"{sub.name}.{attempt}",
+                    )  # fmt: skip
+                    self._submit_s.append(time.monotonic() - t0)
+                    break
+                except SlurmError as exc:
+                    error = str(exc)
+                    await asyncio.sleep(1.0 + attempt)
+        finally:
+            self._submitting -= 1
+        if base is None:
             for batch in batches:
                 for it in batch:
                     it.attempts += 1
                     self._settle(it, "SUBMIT_FAILED", "", error)
             return
         now = time.monotonic()
+        self._bases.add(base)
         self._elements_submitted += len(batches)
         for i, batch in enumerate(batches):
             job_id = f"{base}_{i}"
@@ -349,9 +361,26 @@ class SlurmExecutor:
                     self._abort(exc)
                     return
                 continue
+            # With an sbatch in flight, a job we do not know yet may be the one it is making.
+            if not self._submitting:
+                await self._cancel_orphans(states)
             for el in list(self._elements.values()):
                 self._update(el, states.get(el.job_id))
             self._status()
+
+    async def _cancel_orphans(self, states: dict[str, slurm_client.JobState]) -> None:
+        """Jobs of this run (by name) that no sbatch answer gave us: an sbatch that failed on
+        our side after the controller had accepted it, and whose retry was submitted again.
+        Their candidates are scored by the retry; cancel them so nothing is scored twice."""
+        orphans = sorted(
+            {sid.split("_")[0] for sid, st in states.items() if not st.terminal}
+            - self._bases
+            - self._orphans
+        )
+        if orphans:
+            self._orphans.update(orphans)
+            with contextlib.suppress(SlurmError):
+                await slurm_client.cancel(orphans)
 
     def _update(self, el: _Element, st: slurm_client.JobState | None) -> None:
         if st is None:

@@ -44,6 +44,7 @@ FAILED_STATES = frozenset(
 )
 TERMINAL_STATES = FAILED_STATES | {"COMPLETED"}
 CALL_TIMEOUT_S = 20.0
+SUBMIT_TIMEOUT_S = CALL_TIMEOUT_S
 
 
 class SlurmError(RuntimeError):
@@ -149,13 +150,37 @@ def partition_cpus(partition: str | None, timeout_s: float = 15.0) -> tuple[int,
     return max(per_node.values()), sum(per_node.values())
 
 
-async def submit(argv_options: Sequence[str], script_and_args: Sequence[str]) -> str:
-    """sbatch; returns the job id (an array's base id)."""
-    out = await _call(["sbatch", "--parsable", *argv_options, *script_and_args])
+async def submit(
+    argv_options: Sequence[str], script_and_args: Sequence[str], *, job_name: str, tag: str
+) -> str:
+    """sbatch; returns the job id (an array's base id). `tag` (unique per submission) goes in
+    the job's comment: an sbatch that timed out on our side may still have been accepted, and
+    then the job it made is found by its tag and adopted rather than submitted a second time."""
+    try:
+        out = await _call(["sbatch", "--parsable", f"--comment={tag}", *argv_options,
+                           *script_and_args], SUBMIT_TIMEOUT_S)  # fmt: skip
+    except SlurmError:
+        if found := await _tagged(job_name, tag):
+            return found
+        raise
     job_id = out.strip().split(";")[0]
     if not job_id.isdigit():
         raise SlurmError(f"sbatch answered {out.strip()!r}, not a job id")
     return job_id
+
+
+async def _tagged(job_name: str, tag: str) -> str | None:
+    """The base id of the job named `job_name` whose comment is `tag`, if the controller has
+    one (None also when it cannot be asked)."""
+    try:
+        out = await _call(["squeue", "-h", "-t", "all", "--name", job_name, "-o", "%F|%k"])
+    except SlurmError:
+        return None
+    for line in out.splitlines():
+        base, _, comment = line.strip().partition("|")
+        if comment == tag and base.isdigit():
+            return base
+    return None
 
 
 async def query(job_name: str) -> dict[str, JobState]:

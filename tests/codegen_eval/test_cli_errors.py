@@ -194,3 +194,18 @@ def test_missing_local_model_and_a_directory_as_log(tmp_path: Path) -> None:
     line = one_line_error(cli("run", "--suite", "tiny-c", "--solver", "reference", "--log",
                               str(tmp_path)))  # fmt: skip
     assert "is a directory; give a file" in line
+
+
+def test_a_factory_that_replaces_the_scorer_is_refused_on_slurm(tmp_path: Path) -> None:
+    """Compute nodes score with the suite's own scorer: a solver factory that brings its own
+    would be ignored there, so `--executor slurm` refuses it in one line, before any work
+    (no cluster is needed to say so)."""
+    from appl.testing import ScriptedServer
+
+    with ScriptedServer([], default_reply="x") as server:
+        log = tmp_path / "x.jsonl"
+        cp = cli("run", "--suite", "tiny-c", "--solver", "tests.codegen_eval.tiny_suite:rescored",
+                 "--base-url", server.base_url, "--executor", "slurm", "--log", str(log))  # fmt: skip
+    line = one_line_error(cp)
+    assert "replaces the suite's scorer" in line and "--executor local" in line
+    assert not log.exists()

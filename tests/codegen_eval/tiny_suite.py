@@ -121,3 +121,12 @@ class _BrokenHarness:
 def _broken_factory(**options: object) -> Task:
     task = tiny_task(2)
     return Task(name="tiny-broken-harness", dataset=task.dataset, scorer=_BrokenHarness())
+
+
+def rescored(task: Task, **options: object) -> Task:
+    """A solver factory that also brings its own scorer (test-only): the reference solver
+    and the broken harness in place of the suite's scorer."""
+    from codegen_eval.solvers import ReferenceSolver
+
+    return Task(name=task.name, dataset=task.dataset, scorer=_BrokenHarness(),
+                solver=ReferenceSolver())  # fmt: skip

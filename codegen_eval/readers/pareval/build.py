@@ -9,7 +9,8 @@ links it with the benchmark driver and generated-code.hpp:
 and runs the binary once per launch config. Here the same command line is run inside the
 sandbox with the checkout's files laid out under `cpp/` and the generated code under `gen/`;
 srun becomes mpirun (MPI models) or a plain exec, and thread counts reach the program as the
-argument upstream gives it. Driver objects contain no candidate code, so they are compiled once
+argument upstream gives it. With --slurm-mpi-steps, MPI models' runs are Slurm steps again
+(`srun --mpi=pmix`, see codegen_eval/executors/mpi_step.py). Driver objects contain no candidate code, so they are compiled once
 per scorer in a sandbox of their own and copied into each candidate's sandbox.
 """
 
@@ -18,10 +19,18 @@ from __future__ import annotations
 import asyncio
 import math
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
+from codegen_eval.executors.mpi_step import (
+    MAX_COLLECTED_BYTES,
+    Granted,
+    run_mpi_step,
+    srun_steps_requested,
+    step_dir,
+)
 from codegen_eval.readers.pareval.checkout import LaunchConfig, ModelSpec
 from sandboxes import ExecResult, Limits, Sandbox, open_sandbox, toolchains
 
@@ -62,6 +71,62 @@ def run_command(
         env["OMPI_MCA_mpi_yield_when_idle"] = "1"
         return mpi.run_command(exe, list(cfg.argv), cfg.procs), env
     return [exe, *cfg.argv], env
+
+
+@dataclass(frozen=True, slots=True)
+class Launched:
+    result: ExecResult
+    files: dict[str, bytes]  # the `outputs` the run left (b"" for one it did not write)
+    granted: Granted | None  # the counts Slurm granted, for a run launched as a step
+
+
+async def launch(
+    sb: Sandbox,
+    spec: ModelSpec,
+    cfg: LaunchConfig,
+    exe: str,
+    limits: Limits,
+    *,
+    inputs: Mapping[str, bytes] | None = None,
+    outputs: Sequence[str] = (),
+    max_output_bytes: int = MAX_COLLECTED_BYTES,
+) -> Launched:
+    """Run the built `exe` of `sb` at one launch config: in the sandbox (mpirun for MPI models),
+    or, for MPI models when srun steps are asked for (--slurm-mpi-steps), as a Slurm step of
+    cfg.procs ranks with cfg.threads CPUs each, as upstream's srun lines launch it. `inputs`
+    are placed beside the program and `outputs` read back from beside it."""
+    if spec.mpi and srun_steps_requested():
+        step = await run_mpi_step(
+            await sb.read_file(exe), cfg.procs, args=cfg.argv, threads=cfg.threads,
+            limits=limits, env={"OMPI_MCA_mpi_yield_when_idle": "1"}, workdir=step_dir(),
+            files=inputs, collect=outputs,
+        )  # fmt: skip
+        return Launched(step.result, step.files, step.granted)
+    for name in outputs:  # never a stale file from another config
+        await sb.write_file(name, b"")
+    for name, data in (inputs or {}).items():
+        await sb.write_file(name, data)
+    argv, env = run_command(spec, cfg, exe=f"./{exe}")
+    r = await sb.exec(argv, limits=limits, env=env)
+    files: dict[str, bytes] = {}
+    for name in outputs:
+        try:
+            files[name] = await sb.read_file(name, max_bytes=max_output_bytes + 1)
+        except (FileNotFoundError, PermissionError, NotADirectoryError):
+            files[name] = b""
+    return Launched(r, files, None)
+
+
+def granted_metrics(launched: Launched, cfg: LaunchConfig) -> dict[str, float]:
+    """What a step was granted, per config: speedup and efficiency read these, not the
+    counts asked for (np=4 on a 2-CPU node runs overcommitted)."""
+    g = launched.granted
+    if g is None:
+        return {}
+    return {
+        f"ranks_granted@{cfg.label}": float(g.ranks),
+        f"cpus_granted@{cfg.label}": float(g.cpus),
+    }
 
 
 class CpuTokens:

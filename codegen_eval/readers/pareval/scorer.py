@@ -26,9 +26,10 @@ from codegen_eval.readers.pareval.build import (
     CpuTokens,
     DriverObjects,
     exec_summary,
+    granted_metrics,
+    launch,
     link_command,
     parse_driver_output,
-    run_command,
     timing_consistent,
 )
 from codegen_eval.readers.pareval.checkout import (
@@ -184,12 +185,13 @@ class ParEvalScorer:
         best: list[float] = []
         built = await _digest(sb, "a.out")
         for cfg in configs:
-            argv, env = run_command(spec, cfg)
             limits = self.run_limits()
             if spec.gpu:
                 limits = dataclasses.replace(limits, gpus=1)
             async with self.tokens.hold(cfg.resources):
-                r = await sb.exec(argv, limits=limits, env=env)
+                run = await launch(sb, spec, cfg, "a.out", limits)
+            r = run.result
+            metrics.update(granted_metrics(run, cfg))
             where = f"at {cfg.label}"
             # The sweep reuses one build: a run that replaced it would choose what the
             # next config executes.

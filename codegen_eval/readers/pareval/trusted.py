@@ -30,7 +30,13 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
-from codegen_eval.readers.pareval.build import BUILD_LIMITS, exec_summary, run_command
+from codegen_eval.readers.pareval.build import (
+    BUILD_LIMITS,
+    exec_summary,
+    granted_metrics,
+    launch,
+    run_command,
+)
 from codegen_eval.readers.pareval.checkout import (
     MODELS,
     LaunchConfig,
@@ -218,31 +224,39 @@ class TrustedRunner:
                 )
             if (fc := classify_compile_result(build)) is not None:
                 return Score(0.0, "fail", fc, explanation=short_log(build.stderr + build.stdout))
+            metrics = {"resources": float(max(c.resources for c in configs))}
             for cfg in configs:
-                verdict = await self._one_config(sb, sample, spec, checker, cfg)
+                verdict = await self._one_config(sb, sample, spec, checker, cfg, metrics)
                 if verdict is not None:
                     return verdict
         return Score(
             1.0,
             "pass",
-            metrics={"resources": float(max(c.resources for c in configs))},
+            metrics=metrics,
             explanation=f"{TRUSTED_LABEL}; all of {', '.join(c.label for c in configs)} passed",
         )
 
     async def _one_config(
-        self, sb: Any, sample: Sample, spec: ModelSpec, checker: bytes, cfg: LaunchConfig
+        self,
+        sb: Any,
+        sample: Sample,
+        spec: ModelSpec,
+        checker: bytes,
+        cfg: LaunchConfig,
+        metrics: dict[str, float],
     ) -> Score | None:
         where = f"at {cfg.label}"
         calls = await self.recording(sample, spec, checker, cfg.procs)
         if isinstance(calls, str):
             return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=calls)
-        for name in _rank_files("results", cfg.procs):  # never a stale file from another config
-            await sb.write_file(name, b"")
-        for name, data in calls.items():
-            await sb.write_file(name, data)
-        argv, env = run_command(spec, cfg, exe="./producer")
+        outputs = _rank_files("results", cfg.procs)
         async with self.scorer.tokens.hold(cfg.resources):
-            r = await sb.exec(argv, limits=self.scorer.run_limits(), env=env)
+            run = await launch(
+                sb, spec, cfg, "producer", self.scorer.run_limits(), inputs=calls,
+                outputs=outputs, max_output_bytes=MAX_RESULTS_BYTES,
+            )  # fmt: skip
+        r = run.result
+        metrics.update(granted_metrics(run, cfg))
         if (fc := classify_exec(r)) is not None:
             return Score(
                 0.0,
@@ -250,12 +264,8 @@ class TrustedRunner:
                 fc,
                 explanation=f"{where}: {exec_summary(r)}: {short_log(r.stderr + r.stdout)}",
             )
-        results: dict[str, bytes] = {}
-        for name in _rank_files("results", cfg.procs):
-            try:
-                results[name] = await sb.read_file(name, max_bytes=MAX_RESULTS_BYTES + 1)
-            except (FileNotFoundError, PermissionError, NotADirectoryError):
-                results[name] = b""
+        results = run.files
+        for name in outputs:
             if len(results[name]) > MAX_RESULTS_BYTES:
                 return _tamper(f"{where}: {name} is larger than {MAX_RESULTS_BYTES} bytes")
         check, _ = await self._run_checker(spec, checker, cfg.procs, "check", {**calls, **results})

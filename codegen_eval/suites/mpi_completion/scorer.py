@@ -31,10 +31,15 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 
+from codegen_eval.executors.mpi_step import (  # noqa: F401 (MPI_LAUNCHER_ENV: re-exported)
+    MPI_LAUNCHER_ENV,
+    run_mpi_step,
+    srun_steps_requested,
+    step_dir,
+)
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
 from codegen_eval.suites._cscreen import Forbidden, ProgramNames, ScreenSyntaxError, program_names
 from codegen_eval.suites._csource import normalize_expr, parse_call_statement
@@ -51,7 +56,6 @@ _ANSWER_LINE = re.compile(
 )
 # Open MPI inside the sandbox: no process_vm_readv single-copy, and idle ranks must yield
 # the two cores instead of spinning (np=4 on 2 cores).
-MPI_LAUNCHER_ENV = "CODEGEN_MPI_LAUNCHER"  # "sandbox" (mpirun in the sandbox) or "srun"
 _MPI_ENV = {
     "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
     "OMPI_MCA_mpi_yield_when_idle": "1",
@@ -220,16 +224,15 @@ class MpiCompletionScorer:
         self, sb: Sandbox, artifact: str, np: int, metrics: dict[str, float] | None = None
     ) -> ExecResult:
         """mpirun in the sandbox (default), or a Slurm step with pmix (MPI_LAUNCHER_ENV)."""
-        if os.environ.get(MPI_LAUNCHER_ENV, "sandbox") != "srun":
+        if not srun_steps_requested():
             return await toolchains.get("mpi").run(
                 sb, artifact, np=np, limits=self._limits(), env=_MPI_ENV
             )
-        from codegen_eval.executors.mpi_step import run_mpi_step, step_dir
-
         program = await sb.read_file(artifact)
-        r, granted = await run_mpi_step(
+        step = await run_mpi_step(
             program, np, limits=self._limits(), env=_MPI_ENV, workdir=step_dir()
         )
+        r, granted = step.result, step.granted
         if metrics is not None and granted is not None:
             metrics[f"ranks_granted@np{np}"] = float(granted.ranks)
             metrics[f"cpus_granted@np{np}"] = float(granted.cpus)

@@ -51,11 +51,12 @@ def test_rank_confinement_under_srun_pmix(slurm_cluster: str, tmp_path: Path) ->
     (tmp_path / "probe.c").write_text(PROBE)
     subprocess.run(["mpicc", "-O1", "-o", str(tmp_path / "probe"), str(tmp_path / "probe.c")],
                    check=True, timeout=120)  # fmt: skip
-    r, granted = asyncio.run(
+    step = asyncio.run(
         run_mpi_step(
             (tmp_path / "probe").read_bytes(), 4, workdir=tmp_path, limits=Limits(wall_s=60)
         )
     )
+    r, granted = step.result, step.granted
     assert r.status == ExecStatus.OK, r.stderr[-2000:]
     lines = sorted(r.stdout.splitlines())
     assert [line.split()[0] for line in lines] == [f"rank={i}" for i in range(4)]
@@ -75,9 +76,9 @@ def test_step_wall_limit_kills_a_hung_rank(slurm_cluster: str, tmp_path: Path) -
     (tmp_path / "hang.c").write_text(src)
     subprocess.run(["mpicc", "-o", str(tmp_path / "hang"), str(tmp_path / "hang.c")],
                    check=True, timeout=120)  # fmt: skip
-    r, _ = asyncio.run(
+    r = asyncio.run(
         run_mpi_step((tmp_path / "hang").read_bytes(), 2, workdir=tmp_path, limits=Limits(wall_s=4))
-    )
+    ).result
     assert r.status == ExecStatus.WALL_TIMEOUT and r.wall_s < 30
     out = subprocess.run(["squeue", "-h", "-n", "cgeval-step", "-t", "RUNNING"],
                          capture_output=True, text=True, timeout=20).stdout  # fmt: skip
