@@ -16,8 +16,11 @@ the next feedback:
   reproduced    the crash title now seen (same or new) + the new console excerpt
   boot_error    why the VM did not get through the reproducer
 
-After `tool_rounds - 1` calls without an edit, the next call forces an edit tool (a forced
-tool_choice is grammar-enforced on llama.cpp), so a small model cannot read forever. In
+With `build_check=True` an edit is built first (no boot, not a step): one that does not
+apply or compile goes back to the model with the errors, so a small model's syntax slips do
+not use up its steps. After `tool_rounds - 1` calls without an edit, the next call forces an
+edit tool (a forced tool_choice is grammar-enforced on llama.cpp), so a small model cannot
+read forever. In
 planner mode (`mode="planner"`) an investigation phase first runs one LLM-compiler plan of
 source lookups in parallel (agents.kernel.planner); then the joiner call is forced to edit.
 
@@ -78,6 +81,7 @@ NO_EDIT = (
     "That was no fix. Call search_replace with the exact lines to change (copied from the "
     "file) and the new lines."
 )
+BUILD_CHECK = "Build check of your edit (no VM was booted; this did not count as a try). "
 PLANNER_JOIN = (
     "Now propose the fix with search_replace: the lines to change, copied from the file above, "
     "and the new lines."
@@ -108,6 +112,7 @@ class AgentResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     wall_s: float = 0.0
+    build_checks_failed: int = 0  # edits that did not build, caught before a step
     final_patch: str = ""
     stopped: str = ""  # resolved | max_steps | max_turns | model_error | error
     errors: list[str] = field(default_factory=list)
@@ -272,6 +277,7 @@ class KernelAgent:
         context_window: int | None = None,
         log_path: str | Path | None = None,
         progress: Callable[[str], None] | None = None,
+        build_check: bool = False,
     ) -> None:
         if mode not in ("react", "planner"):
             raise ValueError(f"mode must be 'react' or 'planner', not {mode!r}")
@@ -286,6 +292,7 @@ class KernelAgent:
         self.window = context_window
         self.log_path = Path(log_path) if log_path else None
         self.progress = progress or (lambda _line: None)
+        self.build_check = build_check
 
     def _log(self, event: str, **data: Any) -> None:
         if self.log_path is None:
@@ -370,6 +377,21 @@ class KernelAgent:
         self.progress(f"  call {result.turns}: {what} ({time.monotonic() - t0:.0f} s)")
         return reply
 
+    async def _failed_build_check(
+        self, patch: str, obs: Observation, messages: list[Message], result: AgentResult
+    ) -> bool:
+        """With build_check: build the edit first; one that does not apply or compile goes
+        back to the model with the compiler's errors instead of costing a step."""
+        failed = await self.env.acheck_build(patch)
+        if failed is None:
+            return False
+        result.build_checks_failed += 1
+        self._log("agent_build_check", bug=result.bug_id, call=result.turns, patch=patch,
+                  outcome=str(failed.outcome), detail=_trim(failed.detail, 2000))  # fmt: skip
+        self.progress(f"  build check: {failed.outcome} (not a step)")
+        messages.append(Message("user", BUILD_CHECK + feedback(failed, patch, obs)))
+        return True
+
     async def _fix(self, bug_id: str, result: AgentResult) -> None:
         self.progress(f"{bug_id}: resetting the gym (baseline boot)")
         obs = await self.env.areset(bug_id)
@@ -431,6 +453,9 @@ class KernelAgent:
                 if not reply.tool_calls or all(c.name in EDIT_TOOLS for c in reply.tool_calls):
                     if not reply.tool_calls:
                         messages.append(Message("user", NO_EDIT))
+                continue
+            if self.build_check and await self._failed_build_check(patch, obs, messages, result):
+                force_next = True  # the next call edits again; no step was spent
                 continue
             since_step = 0
             step = await self.env.astep(patch)

@@ -181,6 +181,7 @@ def _agent(args: argparse.Namespace, bugs: list[BugRecord], alias: str) -> Kerne
         context_window=args.context_window,
         log_path=args.log,
         progress=_say,
+        build_check=args.build_check,
     )
 
 
@@ -311,6 +312,9 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
     add("--mode", choices=["react", "planner"], default=d("react"))
     add("--max-steps", type=int, default=d(4), help="patches tried per bug")
     add("--tool-rounds", type=int, default=d(3), help="calls before an edit is forced")
+    add("--build-check", action="store_true", default=d(False),
+        help="build each edit before it becomes a step: compiler errors go back to the model "
+        "without spending a step (built locally, also with --executor slurm)")  # fmt: skip
     add("--runs", type=int, default=d(3), help="reproducer runs per boot")
     add("--accel", default=d("auto"), choices=["auto", "tcg", "kvm"])
     add("--temperature", type=float, default=d(0.2))

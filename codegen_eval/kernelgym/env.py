@@ -243,6 +243,19 @@ class KernelGym:
         )
         return result
 
+    async def acheck_build(self, patch_text: str) -> StepResult | None:
+        """Compiler feedback without spending a step: None when `patch_text` applies and
+        builds here, else the apply_failed / build_failed result. Always built locally (with
+        a Slurm judge the step builds again on its node); logged as a `build_check`."""
+        if self.bug is None:
+            raise RuntimeError("call reset(bug_id) before check_build()")
+        failed = await self.scorer.check_build(self.bug, patch_text)
+        self._log(
+            "build_check", bug=self.bug.id, patch=patch_text,
+            outcome=str(failed.outcome) if failed else "built",
+        )  # fmt: skip
+        return failed
+
     def reset(self, bug_id: str) -> Observation:
         return asyncio.run(self.areset(bug_id))
 

@@ -246,6 +246,13 @@ class Scorer:
                 )
         return step
 
+    async def check_build(self, bug: BugRecord, patch: str) -> StepResult | None:
+        """Apply and build `patch` without booting: None when it builds, else the
+        apply_failed / build_failed result a step would give. Not a step; the build is cached
+        like a step's, so the step that follows a passing check does not build again."""
+        result, _, _ = await asyncio.to_thread(self.build, bug, patch)
+        return None if result.ok else _build_failure(result, bug.expected_title)
+
     async def _score(self, bug: BugRecord, patch: str) -> StepResult:
         expected = bug.expected_title
         # Checked first so that a missing input is reported before a build of many minutes.

@@ -65,6 +65,26 @@ async def test_apply_failure_then_build_failure_feed_back(scripted, tmp_path: Pa
     assert events[-1] == "agent_end"
 
 
+async def test_build_check_feeds_errors_back_without_spending_steps(
+    scripted, tmp_path: Path
+) -> None:
+    """--build-check: the same two bad edits come back to the model as build-check results,
+    and the gym is never stepped (no VM, no step used)."""
+    replies = {0: f"```diff\n{MALFORMED}```", 1: f"Fixed:\n```diff\n{BROKEN}```"}
+    server = scripted([Rule(reply=lambda body: replies[min(_feedback_count(body), 1)])])
+    log = tmp_path / "agent.jsonl"
+    env = KernelGym(runs=1, check_baseline=False, log_path=log)
+    agent = KernelAgent(env, max_steps=2, max_turns=2, log_path=log, build_check=True)
+    result = await agent.fix(BUG)
+    assert result.steps == [] and result.build_checks_failed == 2 and result.turns == 2
+    second = _texts(server.requests[1])
+    assert "Build check of your edit" in second and "apply_failed" in second
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    checks = [e["outcome"] for e in events if e["event"] == "build_check"]
+    assert checks == ["apply_failed", "build_failed"]
+    assert not [e for e in events if e["event"] == "step"]
+
+
 async def test_reply_without_diff_costs_a_turn_not_a_step(scripted) -> None:
     server = scripted([Rule(replies=["The lookup may return NULL."])])
     env = KernelGym(runs=1, check_baseline=False)
@@ -104,3 +124,20 @@ async def test_malformed_patch_then_real_fix_resolves_the_bug(scripted, tmp_path
     last = server.requests[-1]
     assert any(m["role"] == "tool" for m in last["messages"])
     assert "apply_failed" in _texts(last)
+
+
+@pytest.mark.slow
+async def test_build_check_then_real_fix_resolves_in_one_step(scripted, tmp_path: Path) -> None:
+    # The malformed diff is caught by the build check; the fix that follows builds (the check
+    # and the step share the build cache) and resolves the bug in the first and only step.
+    log = tmp_path / "gym.jsonl"
+    scripted([Rule(reply=_model)])
+    env = KernelGym(runs=1, log_path=log)
+    result = await KernelAgent(env, max_steps=3, build_check=True).fix(BUG)
+    assert [s.outcome for s in result.steps] == ["resolved"], result
+    assert result.resolved and result.build_checks_failed == 1 and result.final_patch == FIX
+    checks = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [e["outcome"] for e in checks if e["event"] == "build_check"] == [
+        "apply_failed",
+        "built",
+    ]
