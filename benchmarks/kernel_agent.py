@@ -7,7 +7,9 @@ Each (tier, mode) is one `kernel-agent bench --tier 0 ... --out DIR/TIER-MODE.js
 (so an interrupted measurement continues where it stopped), run one after the other; the
 1-minute load average is sampled before and after each. `--report-only` prints the table from
 what the out files hold (finished bugs only). Columns: bugs finished, resolved, model calls,
-prompt+completion tokens, wall time (sum over bugs), and the per-bug stop reasons.
+prompt+completion tokens, wall time (sum over bugs), and the per-bug stop reasons. A mode
+`react+bc` or `planner+bc` is that mode with `--build-check` (edits that do not build go back
+to the model without spending a step); the build checks that failed are counted.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ def loadavg() -> str:
 
 def run_config(args: argparse.Namespace, tier: str, mode: str) -> None:
     out = Path(args.out_dir) / f"{tier}-{mode}.jsonl"
+    agent_mode, _, extra = mode.partition("+")
     cmd = [sys.executable, "-m", "agents.kernel.cli", "bench", "--tier", "0", "--model",
-           "local", "--local-model", tier, "--mode", mode, "--max-steps", str(args.max_steps),
+           "local", "--local-model", tier, "--mode", agent_mode,
+           *(["--build-check"] if extra == "bc" else []), "--max-steps", str(args.max_steps),
            "--tool-rounds", str(args.tool_rounds), "--runs", str(args.runs), "--out", str(out),
            "--resume", "--log", str(out.with_suffix(".log.jsonl"))]  # fmt: skip
     with (Path(args.out_dir) / "loadavg.txt").open("a") as fh:
@@ -42,8 +46,9 @@ def run_config(args: argparse.Namespace, tier: str, mode: str) -> None:
 
 
 def report(args: argparse.Namespace) -> None:
-    print("| tier | mode | bugs done | resolved | model calls | tokens | wall s | stopped |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| tier | mode | bugs done | resolved | model calls | tokens | wall s | failed build "
+          "checks | stopped |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for tier in args.tiers.split(","):
         for mode in args.modes.split(","):
             path = Path(args.out_dir) / f"{tier}-{mode}.jsonl"
@@ -56,6 +61,7 @@ def report(args: argparse.Namespace) -> None:
                 f"{sum(r['turns'] for r in rows)} | "
                 f"{sum(r['prompt_tokens'] + r['completion_tokens'] for r in rows):,} | "
                 f"{sum(r['wall_s'] for r in rows):.0f} | "
+                f"{sum(r.get('build_checks_failed', 0) for r in rows)} | "
                 f"{', '.join(f'{k} {v}' for k, v in sorted(stops.items()))} |"
             )
 
