@@ -10,8 +10,9 @@ and runs the binary once per launch config. Here the same command line is run in
 sandbox with the checkout's files laid out under `cpp/` and the generated code under `gen/`;
 srun becomes mpirun (MPI models) or a plain exec, and thread counts reach the program as the
 argument upstream gives it. With --slurm-mpi-steps, MPI models' runs are Slurm steps again
-(`srun --mpi=pmix`, see codegen_eval/executors/mpi_step.py). Driver objects contain no candidate code, so they are compiled once
-per scorer in a sandbox of their own and copied into each candidate's sandbox.
+(`srun --mpi=pmix`, see codegen_eval/executors/mpi_step.py). Driver objects contain no
+candidate code, so they are compiled once per scorer in a sandbox of their own and copied into
+each candidate's sandbox.
 """
 
 from __future__ import annotations
