@@ -13,22 +13,28 @@ A patch that does not apply and a build that fails are results, never exceptions
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import fcntl
 import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sandboxes.qemu import extract_vmlinux
+
+T = TypeVar("T")
 
 
 class BuildStatus(StrEnum):
@@ -83,22 +89,59 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+# The build processes started under one `in_build_thread` call (a contextvar: asyncio.to_thread
+# copies the context into its worker thread, so the set is shared with the coroutine).
+_BUILD_PROCS: contextvars.ContextVar[set[subprocess.Popen[str]] | None] = contextvars.ContextVar(
+    "kgym_build_procs", default=None
+)
+
+
+def _kill_tree(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
 def _run(cmd: list[str], cwd: Path | str, timeout: float = 3600) -> tuple[int, str]:
+    """Run a build command in a process group of its own, so that a timeout or a cancelled
+    build (see in_build_thread) kills make and every compiler it started, not make alone."""
+    procs = _BUILD_PROCS.get()
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        errors="replace", start_new_session=True,
+    )  # fmt: skip
+    if procs is not None:
+        procs.add(proc)
     try:
-        proc = subprocess.run(
-            cmd,
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout if isinstance(exc.stdout, str) else ""
-        return 124, f"{out}\ntimeout after {timeout:.0f}s: {' '.join(cmd)}"
-    return proc.returncode, proc.stdout
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_tree(proc)
+        out, _ = proc.communicate()
+        return 124, f"{out or ''}\ntimeout after {timeout:.0f}s: {' '.join(cmd)}"
+    except BaseException:  # Ctrl-C in this thread: the group does not get the terminal's
+        _kill_tree(proc)
+        proc.wait()
+        raise
+    finally:
+        if procs is not None:
+            procs.discard(proc)
+    return proc.returncode, out
+
+
+async def in_build_thread(fn: Callable[..., T], *args: Any) -> T:
+    """`await asyncio.to_thread(fn, *args)` for a build: when the awaiting task is cancelled
+    (Ctrl-C, a timeout), the build's processes are killed, so the worker thread returns at
+    once instead of holding the interpreter's exit until make finishes (minutes for a
+    kernel). A build its own process group does not see the terminal's Ctrl-C by itself."""
+    procs: set[subprocess.Popen[str]] = set()
+    token = _BUILD_PROCS.set(procs)
+    try:
+        return await asyncio.to_thread(fn, *args)
+    except asyncio.CancelledError:
+        for proc in list(procs):
+            _kill_tree(proc)
+        raise
+    finally:
+        _BUILD_PROCS.reset(token)
 
 
 def apply_patch(tree: Path, patch_text: str, *, reverse: bool = False) -> tuple[bool, str]:

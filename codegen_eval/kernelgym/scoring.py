@@ -12,7 +12,6 @@ ALT titles equals the expected title (or the expected title's kind-independent f
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -28,6 +27,7 @@ from codegen_eval.kernelgym.builders import (
     ModuleBuilder,
     build_reproducer,
     debian_kernel,
+    in_build_thread,
 )
 from codegen_eval.kernelgym.kbench import (
     BugSetupError,
@@ -250,7 +250,7 @@ class Scorer:
         """Apply and build `patch` without booting: None when it builds, else the
         apply_failed / build_failed result a step would give. Not a step; the build is cached
         like a step's, so the step that follows a passing check does not build again."""
-        result, _, _ = await asyncio.to_thread(self.build, bug, patch)
+        result, _, _ = await in_build_thread(self.build, bug, patch)
         return None if result.ok else _build_failure(result, bug.expected_title)
 
     async def _score(self, bug: BugRecord, patch: str) -> StepResult:
@@ -259,13 +259,13 @@ class Scorer:
         repro_src = self.reproducer_source(bug)
         start = time.monotonic()
         # Builds run make/gcc for seconds to minutes: keep the event loop free meanwhile.
-        result, kernel, module = await asyncio.to_thread(self.build, bug, patch)
+        result, kernel, module = await in_build_thread(self.build, bug, patch)
         build_s = time.monotonic() - start
         if not result.ok:
             out = _build_failure(result, expected)
             out.build_s = build_s
             return out
-        repro = await asyncio.to_thread(build_reproducer, repro_src)
+        repro = await in_build_thread(build_reproducer, repro_src)
         if not repro.ok:
             raise BugSetupError(f"reproducer of {bug.id} does not compile:\n{repro.errors}")
         build_s = time.monotonic() - start

@@ -127,3 +127,61 @@ def test_git_kernel_builder_on_a_stand_in_repo(tmp_path: Path) -> None:
 
     res = builder.build(bug_commit, "CONFIG_X=y\n", fix.replace("BUGGY", "NOPE"))
     assert res.status is BuildStatus.PATCH_APPLY_FAILED
+
+
+async def test_a_cancelled_build_kills_its_process_tree(tmp_path: Path) -> None:
+    """Ctrl-C during a kernel build: the task is cancelled, and the build's whole process
+    group (make and what it started) is killed, so the worker thread returns at once instead
+    of keeping the interpreter alive until make would have finished."""
+    import asyncio
+    import time
+
+    from codegen_eval.kernelgym.builders import _run, in_build_thread
+
+    marker = tmp_path / "grandchild.pid"
+    cmd = ["sh", "-c", f"sleep 300 & echo $! > {marker}; wait"]
+    task = asyncio.ensure_future(in_build_thread(_run, cmd, tmp_path, 600))
+    grandchild = await asyncio.to_thread(_pid_from, marker)
+    t0 = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # the worker thread is free again, and the grandchild is gone (SIGKILL to the group)
+    assert await asyncio.wait_for(asyncio.to_thread(_gone, grandchild), 20)
+    assert time.monotonic() - t0 < 30
+
+
+def _pid_from(marker: Path, timeout: float = 20) -> int:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if marker.exists() and marker.read_text().strip():
+            return int(marker.read_text())
+        time.sleep(0.05)
+    raise AssertionError("the build never started")
+
+
+def _gone(pid: int, timeout: float = 5) -> bool:
+    """The process exited (or is a zombie waiting for init to reap it)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_build_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    from codegen_eval.kernelgym.builders import _run
+
+    marker = tmp_path / "grandchild.pid"
+    rc, log = _run(["sh", "-c", f"sleep 300 & echo $! > {marker}; wait"], tmp_path, timeout=1)
+    assert rc == 124 and "timeout after 1s" in log
+    assert _gone(_pid_from(marker))
