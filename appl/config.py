@@ -184,6 +184,17 @@ def _builtin_models() -> dict[str, dict[str, Any]]:
     }
 
 
+def _with_local_defaults(table: dict[str, Any]) -> dict[str, Any]:
+    """A table for the embedded server (provider "local") starts from the built-in local
+    model's settings: one request at a time, the long timeout, its capabilities. Without
+    this, `[models.local] options = {...}` fell back to the remote defaults (16 concurrent
+    requests, 120 s): queued requests timed out at the one-slot server and were retried while
+    it still worked on them (measured: 7 of 150 Verilog generations lost that way)."""
+    if table.get("provider") != "local":
+        return table
+    return {**_builtin_models()["local"], **table}
+
+
 def _parse(data: dict[str, Any], source: str) -> AppConfig:
     data = dict(data)
     defaults = data.pop("defaults", {}) or {}
@@ -196,7 +207,7 @@ def _parse(data: dict[str, Any], source: str) -> AppConfig:
         if not isinstance(table, dict):
             raise ConfigError(f"{source}: [models.{alias}] must be a table, got {table!r}")
         origin = source if alias in from_file else "built-in"
-        table = {"alias": alias, **table, "origin": origin}
+        table = {"alias": alias, **_with_local_defaults(table), "origin": origin}
         if table.get("provider", "openai") == "openai" and not table.get("base_url"):
             env_url = os.environ.get("OPENAI_BASE_URL") or None
             table["base_url"] = env_url
@@ -293,7 +304,9 @@ def configure(**kwargs: Any) -> AppConfig:
             )
             continue
         try:
-            models[alias] = ModelConfig(**{"alias": alias, **spec, "origin": "configure()"})
+            models[alias] = ModelConfig(
+                **{"alias": alias, **_with_local_defaults(spec), "origin": "configure()"}
+            )
         except ValidationError as exc:
             raise ConfigError(f"configure(): bad model {alias!r}: {_explain(exc)}") from None
     if "default_model" in kwargs:

@@ -193,3 +193,29 @@ def test_unknown_provider_and_register_provider() -> None:
 
     register_provider("nonesuch", lambda cfg: Echo())
     assert isinstance(get_model().inner, Echo)
+
+
+def test_a_local_model_table_keeps_the_local_defaults(tmp_path: Path) -> None:
+    """A [models.X] for the embedded server inherits the built-in local settings (one request
+    at a time, the long timeout, its capabilities) unless it sets them itself; so does
+    configure(). Remote tables keep the remote defaults."""
+    text = (
+        '[models.local]\nprovider = "local"\noptions = { n_threads = 1 }\n'
+        '[models.big]\nprovider = "local"\ntimeout_s = 900\n'
+        'options = { model = "qwen2.5-coder-1.5b" }\n'
+    )
+    cfg = load_config(write(tmp_path, text))
+    (tmp_path / "empty").mkdir()
+    builtin = load_config(write(tmp_path / "empty", "")).model("local")
+    for alias in ("local", "big"):
+        m = cfg.model(alias)
+        assert m.max_concurrency == builtin.max_concurrency == 1
+        assert m.supports("json_schema") and not m.supports("n")
+    assert cfg.model("local").timeout_s == builtin.timeout_s == 300.0
+    assert cfg.model("local").options == {"n_threads": 1}
+    assert cfg.model("big").timeout_s == 900.0
+    configured = configure(models={"mine": {"provider": "local", "options": {"n_ctx": 2048}}})
+    assert configured.model("mine").max_concurrency == 1
+    assert configured.model("mine").timeout_s == 300.0
+    remote = configure(models={"r": {"provider": "openai", "base_url": "http://127.0.0.1:9/v1"}})
+    assert remote.model("r").max_concurrency == 16 and remote.model("r").timeout_s == 120.0
