@@ -175,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the run in --log with the options it was started with",
     )
     r.add_argument(
+        "--retry-infra",
+        action="store_true",
+        help="with --resume: generate or score again the candidates that ended in infra_error "
+        "(a model server that timed out, a dead sandbox); their new results replace them",
+    )
+    r.add_argument(
         "--sandbox",
         "--backend",
         choices=["bwrap", "docker", "unsafe-local"],
@@ -612,7 +618,10 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         limit=args.limit,
         filter=args.filter,
         progress=not args.no_progress,
+        retry_infra=args.retry_infra,
     )
+    if args.retry_infra and not args.resume:
+        raise CliError("--retry-infra goes with --resume (it redoes a logged run's infra errors)")
     try:
         selected = check_selection(tasks, config)
     except SelectionError as exc:

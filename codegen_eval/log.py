@@ -126,13 +126,16 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
         elif kind == "resume":
             out.resumes.append(rec)
         elif kind == "candidate":
-            out.candidates.setdefault(score_key(rec["suite"], rec["sample_id"], rec["index"]), rec)
+            key = score_key(rec["suite"], rec["sample_id"], rec["index"])
+            first = out.candidates.get(key)
+            if first is None or "generation_error" in (first.get("metadata") or {}):
+                out.candidates[key] = rec  # a failed generation is superseded by its retry
         elif kind == "score":
             key = score_key(rec["suite"], rec["sample_id"], rec["index"])
-            if key in out.scores:
-                out.duplicates += 1
+            if key not in out.scores or out.scores[key].get("failure_class") == "infra_error":
+                out.scores[key] = rec  # a retried infra_error (--retry-infra) is superseded
             else:
-                out.scores[key] = rec
+                out.duplicates += 1
         elif kind == "excluded":
             out.excluded.append(rec)
         elif kind == "end":

@@ -40,7 +40,9 @@ __all__ = [
 ]
 
 HEADER_KEY = "cli"
-INVOCATION_ONLY = frozenset({"command", "log", "resume", "report", "no_progress", "plugin"})
+INVOCATION_ONLY = frozenset(
+    {"command", "log", "resume", "retry_infra", "report", "no_progress", "plugin"}
+)
 ADJUSTABLE = frozenset(
     {
         "base_url",

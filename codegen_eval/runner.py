@@ -53,6 +53,8 @@ class RunConfig:
     # None: score here (local). Else an executor (codegen_eval.executors), e.g. SlurmExecutor:
     # entered for the run, scores every candidate; its info goes into each score record.
     executor: Any = None
+    # resume: candidates whose logged score is infra_error are generated or scored again
+    retry_infra: bool = False
 
 
 @dataclass
@@ -417,7 +419,14 @@ async def run_eval(
     if resume and _nonempty(path):
         previous = read_log(path)
         resumed = dict(previous.scores)
-        pending = {k: v for k, v in previous.candidates.items() if k not in resumed}
+        if config.retry_infra:  # not results: the harness or the model server failed
+            resumed = {k: r for k, r in resumed.items()
+                       if r.get("failure_class") != FailureClass.INFRA_ERROR}  # fmt: skip
+        pending = {
+            k: v
+            for k, v in previous.candidates.items()
+            if k not in resumed and "generation_error" not in (v.get("metadata") or {})
+        }
         excluded_logged = {(e["suite"], e["sample_id"]) for e in previous.excluded}
         log = RunLog.append(path, header)
     else:

@@ -209,3 +209,9 @@ def test_a_factory_that_replaces_the_scorer_is_refused_on_slurm(tmp_path: Path) 
     line = one_line_error(cp)
     assert "replaces the suite's scorer" in line and "--executor local" in line
     assert not log.exists()
+
+
+def test_retry_infra_needs_resume(tmp_path: Path) -> None:
+    cp = cli("run", "--suite", "tiny-c", "--solver", "reference", "--retry-infra",
+             "--log", str(tmp_path / "x.jsonl"))  # fmt: skip
+    assert "--retry-infra goes with --resume" in one_line_error(cp)

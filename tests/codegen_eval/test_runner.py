@@ -150,3 +150,38 @@ async def test_progress_is_printed_as_lines_when_stderr_is_not_a_terminal(
     err = capsys.readouterr().err
     assert "progress: scored 4/4, generated 4/4" in err
     assert "\x1b[" not in err  # no terminal control codes
+
+
+class _FlakySolver:
+    """The reference, except that generations listed in `fail` raise (a model server timing
+    out): they end as infra_error, to be redone by a resume with retry_infra."""
+
+    def __init__(self, fail: set[int]) -> None:
+        self.fail = fail
+        self.asked: list[tuple[str, int]] = []
+
+    async def solve_one(self, sample: Sample, index: int) -> Candidate:
+        self.asked.append((sample.id, index))
+        if index in self.fail:
+            raise TimeoutError("model 'local': timeout (120s) on 4 attempts")
+        return Candidate(sample.id, index, sample.target)
+
+
+async def test_resume_with_retry_infra_redoes_only_the_infra_errors(tmp_path: Path) -> None:
+    log = tmp_path / "run.jsonl"
+    first = await run_eval([tiny_task(2)], _FlakySolver({1}), log, _cfg(n=2, ks=(1, 2)))
+    assert sorted(r["status"] for r in first.records) == ["error", "error", "pass", "pass"]
+    # a plain resume keeps them: nothing to do
+    again = await run_eval([tiny_task(2)], _FlakySolver(set()), log, _cfg(n=2), resume=True)
+    assert again.scored_now == 0
+    retry = _FlakySolver(set())
+    done = await run_eval(
+        [tiny_task(2)], retry, log, _cfg(n=2, ks=(1, 2), retry_infra=True), resume=True
+    )
+    assert sorted(i for _, i in retry.asked) == [1, 1]  # only the failed generations
+    assert done.scored_now == 2 and all(r["status"] == "pass" for r in done.records)
+    contents = read_log(log)
+    assert contents.duplicates == 0 and len(contents.scores) == 4
+    assert all(r["status"] == "pass" for r in contents.scores.values())
+    assert all("generation_error" not in (c.get("metadata") or {})
+               for c in contents.candidates.values())  # fmt: skip
