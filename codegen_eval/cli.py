@@ -302,6 +302,7 @@ def _slurm_executor(
 ) -> Any:
     """--executor slurm: the executor, after checking that the cluster answers and takes our
     job options (a one-line error before any work otherwise)."""
+    from codegen_eval.executors.mpi_step import MPI_LAUNCHER_ENV
     from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions
     from codegen_eval.executors.slurm_client import SlurmUnavailable
 
@@ -328,7 +329,7 @@ def _slurm_executor(
         "kwargs": {"options": task_options, "plugins": list(plugins)},
         "env": {
             "CODEGEN_SANDBOX": args.sandbox,
-            "CODEGEN_MPI_LAUNCHER": "srun" if args.slurm_mpi_steps else "sandbox",
+            MPI_LAUNCHER_ENV: "srun" if args.slurm_mpi_steps else "sandbox",
         },
     }
     executor = SlurmExecutor(options, spec)

@@ -75,6 +75,14 @@ class Granted:
     cpus: int  # CPUs of the allocation on the ranks' nodes (summed over nodes)
     nodes: tuple[str, ...]
 
+    def metrics(self, label: str) -> dict[str, float]:
+        """The counts granted, as score metrics of one launch config (`label`): speedup and
+        efficiency read these, not the counts asked for."""
+        return {
+            f"ranks_granted@{label}": float(self.ranks),
+            f"cpus_granted@{label}": float(self.cpus),
+        }
+
     @property
     def parallelism(self) -> int:
         """What efficiency divides by: the work units that could really run at once."""
@@ -88,7 +96,7 @@ class StepRun:
     files: dict[str, bytes]  # the `collect` files the ranks left in their /tmp (b"" if none)
 
 
-def _read_left_file(path: Path) -> bytes:
+def _read_left_file(path: Path, max_bytes: int) -> bytes:
     """A file a rank left: only a regular file, never followed through a link the rank planted
     (it names a host path), never a FIFO that would block us, and capped."""
     try:
@@ -98,7 +106,7 @@ def _read_left_file(path: Path) -> bytes:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             return b""
-        return fh.read(MAX_COLLECTED_BYTES + 1)
+        return fh.read(max_bytes + 1)
 
 
 def _granted(stepdir: Path) -> Granted | None:
@@ -166,12 +174,14 @@ async def run_mpi_step(
     srun_args: tuple[str, ...] = (),
     files: Mapping[str, bytes] | None = None,
     collect: Sequence[str] = (),
+    collect_max_bytes: int = MAX_COLLECTED_BYTES,
 ) -> StepRun:
     """Run `program` (an executable's bytes) with `args` as one Slurm step of `np` ranks.
     Inside a job the step uses the job's allocation; outside one, srun asks for its own.
     `workdir` must be visible from every node the ranks land on. The ranks start in a /tmp
     they share, holding `files` (plain names); what they leave there under the names in
-    `collect` comes back in `StepRun.files`, each at most MAX_COLLECTED_BYTES + 1 bytes."""
+    `collect` comes back in `StepRun.files`, each at most collect_max_bytes + 1 bytes (so a
+    caller can tell an oversized file)."""
     limits = limits or Limits(wall_s=60.0)
     step = Path(workdir) / f"step-{uuid.uuid4().hex[:12]}"
     for sub in ("bin", "tmp", "shm"):
@@ -235,7 +245,7 @@ async def run_mpi_step(
     if status is None:
         status = ExecStatus.OK if rc == 0 else ExecStatus.NONZERO_EXIT
     granted = _granted(step)
-    left = {name: _read_left_file(step / "tmp" / name) for name in collect}
+    left = {name: _read_left_file(step / "tmp" / name, collect_max_bytes) for name in collect}
     shutil.rmtree(step, ignore_errors=True)
     result = ExecResult(
         status, rc if rc is None or rc >= 0 else None, -rc if rc and rc < 0 else None,

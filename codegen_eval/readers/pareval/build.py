@@ -100,7 +100,7 @@ async def launch(
         step = await run_mpi_step(
             await sb.read_file(exe), cfg.procs, args=cfg.argv, threads=cfg.threads,
             limits=limits, env={"OMPI_MCA_mpi_yield_when_idle": "1"}, workdir=step_dir(),
-            files=inputs, collect=outputs,
+            files=inputs, collect=outputs, collect_max_bytes=max_output_bytes,
         )  # fmt: skip
         return Launched(step.result, step.files, step.granted)
     for name in outputs:  # never a stale file from another config
@@ -116,18 +116,6 @@ async def launch(
         except (FileNotFoundError, PermissionError, NotADirectoryError):
             files[name] = b""
     return Launched(r, files, None)
-
-
-def granted_metrics(launched: Launched, cfg: LaunchConfig) -> dict[str, float]:
-    """What a step was granted, per config: speedup and efficiency read these, not the
-    counts asked for (np=4 on a 2-CPU node runs overcommitted)."""
-    g = launched.granted
-    if g is None:
-        return {}
-    return {
-        f"ranks_granted@{cfg.label}": float(g.ranks),
-        f"cpus_granted@{cfg.label}": float(g.cpus),
-    }
 
 
 class CpuTokens:

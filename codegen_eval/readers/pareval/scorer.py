@@ -26,7 +26,6 @@ from codegen_eval.readers.pareval.build import (
     CpuTokens,
     DriverObjects,
     exec_summary,
-    granted_metrics,
     launch,
     link_command,
     parse_driver_output,
@@ -191,7 +190,8 @@ class ParEvalScorer:
             async with self.tokens.hold(cfg.resources):
                 run = await launch(sb, spec, cfg, "a.out", limits)
             r = run.result
-            metrics.update(granted_metrics(run, cfg))
+            if run.granted is not None:
+                metrics.update(run.granted.metrics(cfg.label))
             where = f"at {cfg.label}"
             # The sweep reuses one build: a run that replaced it would choose what the
             # next config executes.

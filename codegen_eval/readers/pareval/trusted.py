@@ -33,7 +33,6 @@ from codegen_eval.failures import classify_compile_result, classify_exec, short_
 from codegen_eval.readers.pareval.build import (
     BUILD_LIMITS,
     exec_summary,
-    granted_metrics,
     launch,
     run_command,
 )
@@ -256,7 +255,8 @@ class TrustedRunner:
                 outputs=outputs, max_output_bytes=MAX_RESULTS_BYTES,
             )  # fmt: skip
         r = run.result
-        metrics.update(granted_metrics(run, cfg))
+        if run.granted is not None:
+            metrics.update(run.granted.metrics(cfg.label))
         if (fc := classify_exec(r)) is not None:
             return Score(
                 0.0,

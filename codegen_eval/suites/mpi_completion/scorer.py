@@ -34,8 +34,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from codegen_eval.executors.mpi_step import (  # noqa: F401 (MPI_LAUNCHER_ENV: re-exported)
-    MPI_LAUNCHER_ENV,
+from codegen_eval.executors.mpi_step import (
     run_mpi_step,
     srun_steps_requested,
     step_dir,
@@ -223,7 +222,7 @@ class MpiCompletionScorer:
     async def _launch(
         self, sb: Sandbox, artifact: str, np: int, metrics: dict[str, float] | None = None
     ) -> ExecResult:
-        """mpirun in the sandbox (default), or a Slurm step with pmix (MPI_LAUNCHER_ENV)."""
+        """mpirun in the sandbox (default), or a Slurm step with pmix (srun_steps_requested)."""
         if not srun_steps_requested():
             return await toolchains.get("mpi").run(
                 sb, artifact, np=np, limits=self._limits(), env=_MPI_ENV
@@ -232,11 +231,9 @@ class MpiCompletionScorer:
         step = await run_mpi_step(
             program, np, limits=self._limits(), env=_MPI_ENV, workdir=step_dir()
         )
-        r, granted = step.result, step.granted
-        if metrics is not None and granted is not None:
-            metrics[f"ranks_granted@np{np}"] = float(granted.ranks)
-            metrics[f"cpus_granted@np{np}"] = float(granted.cpus)
-        return r
+        if metrics is not None and step.granted is not None:
+            metrics.update(step.granted.metrics(f"np{np}"))
+        return step.result
 
     async def _build(self, sb: Sandbox, src: str, name: str):
         mpi = toolchains.get("mpi")

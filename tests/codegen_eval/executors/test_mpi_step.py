@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen_eval.executors.mpi_step import STEP_DIR_ENV, run_mpi_step
+from codegen_eval.executors.mpi_step import MPI_LAUNCHER_ENV, STEP_DIR_ENV, run_mpi_step
 from codegen_eval.registry import get_suite
-from codegen_eval.suites.mpi_completion.scorer import MPI_LAUNCHER_ENV
 from codegen_eval.types import Candidate
 from sandboxes import ExecStatus, Limits
 
