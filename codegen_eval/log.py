@@ -97,6 +97,16 @@ _REQUIRED = {
 }
 
 
+def is_infra_error(score_record: dict[str, Any]) -> bool:
+    """Not a result: the harness, the sandbox or the model server failed (--retry-infra)."""
+    return score_record.get("failure_class") == "infra_error"
+
+
+def failed_generation(candidate_record: dict[str, Any]) -> bool:
+    """A candidate record of a generation that raised: no code, only the error."""
+    return "generation_error" in (candidate_record.get("metadata") or {})
+
+
 def read_log(path: str | os.PathLike[str]) -> LogContents:
     """Read a run log. A truncated last line is tolerated (flagged `truncated_tail`); any other
     bad line raises LogFormatError naming the line, because guessing would miscount results."""
@@ -128,11 +138,11 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
         elif kind == "candidate":
             key = score_key(rec["suite"], rec["sample_id"], rec["index"])
             first = out.candidates.get(key)
-            if first is None or "generation_error" in (first.get("metadata") or {}):
+            if first is None or failed_generation(first):
                 out.candidates[key] = rec  # a failed generation is superseded by its retry
         elif kind == "score":
             key = score_key(rec["suite"], rec["sample_id"], rec["index"])
-            if key not in out.scores or out.scores[key].get("failure_class") == "infra_error":
+            if key not in out.scores or is_infra_error(out.scores[key]):
                 out.scores[key] = rec  # a retried infra_error (--retry-infra) is superseded
             else:
                 out.duplicates += 1

@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.cache import ScoreCache, code_hash
-from codegen_eval.log import RunLog, read_log, score_key, versions
+from codegen_eval.log import (
+    RunLog,
+    failed_generation,
+    is_infra_error,
+    read_log,
+    score_key,
+    versions,
+)
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Solver, Task
 
 MAX_EXPLANATION = 4000
@@ -420,12 +427,11 @@ async def run_eval(
         previous = read_log(path)
         resumed = dict(previous.scores)
         if config.retry_infra:  # not results: the harness or the model server failed
-            resumed = {k: r for k, r in resumed.items()
-                       if r.get("failure_class") != FailureClass.INFRA_ERROR}  # fmt: skip
+            resumed = {k: r for k, r in resumed.items() if not is_infra_error(r)}
         pending = {
             k: v
             for k, v in previous.candidates.items()
-            if k not in resumed and "generation_error" not in (v.get("metadata") or {})
+            if k not in resumed and not failed_generation(v)
         }
         excluded_logged = {(e["suite"], e["sample_id"]) for e in previous.excluded}
         log = RunLog.append(path, header)

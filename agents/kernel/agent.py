@@ -20,9 +20,9 @@ With `build_check=True` an edit is built first (no boot, not a step): one that d
 apply or compile goes back to the model with the errors, so a small model's syntax slips do
 not use up its steps. After `tool_rounds - 1` calls without an edit, the next call forces an
 edit tool (a forced tool_choice is grammar-enforced on llama.cpp), so a small model cannot
-read forever. In
-planner mode (`mode="planner"`) an investigation phase first runs one LLM-compiler plan of
-source lookups in parallel (agents.kernel.planner); then the joiner call is forced to edit.
+read forever. In planner mode (`mode="planner"`) an investigation phase first runs one
+LLM-compiler plan of source lookups in parallel (agents.kernel.planner); then the joiner call
+is forced to edit.
 
 Each step applies to the ORIGINAL source (the gym rebuilds from scratch), so every edit must
 be the whole fix. Every request is fitted to the model's context window (appl.window): old

@@ -82,18 +82,18 @@ def default_threads() -> int:
 
 def local_server_pids() -> set[int]:
     """llama.cpp servers of this machine already running (ours or a user's), from /proc."""
-    pids: set[int] = set()
-    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
-                cmdline = fh.read(4096)
-        except OSError:
-            continue
-        if b"appl.local._child" in cmdline or b"llama_cpp.server" in cmdline:
-            pids.add(int(entry.name))
-    return pids
+    if not os.path.isdir("/proc"):
+        return set()
+    return {int(e.name) for e in os.scandir("/proc") if e.name.isdigit() and _is_server(e.name)}
+
+
+def _is_server(pid: int | str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            cmdline = fh.read(4096)
+    except OSError:
+        return False
+    return b"appl.local._child" in cmdline or b"llama_cpp.server" in cmdline
 
 
 def _await_cmdline(proc: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
@@ -101,7 +101,7 @@ def _await_cmdline(proc: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
     # laid out the new argv: keep the machine lock until a server starting next can count ours.
     deadline = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < deadline:
-        if proc.pid in local_server_pids():
+        if _is_server(proc.pid):
             return
         time.sleep(0.01)
 
