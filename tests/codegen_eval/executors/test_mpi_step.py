@@ -144,3 +144,32 @@ def test_executor_runs_mpi_steps_inside_its_jobs(slurm_cluster: str, tmp_path: P
         assert rec["status"] == "pass" and rec["executor"]["kind"] == "slurm"
         assert rec["metrics"]["ranks_granted@np4"] == 4.0
         assert rec["metrics"]["cpus_granted@np4"] == 1.0  # the job's one CPU
+
+
+LEAVER = r"""
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+    symlink("/etc/hostname", "link");       /* a host path, seen from outside the step */
+    mkfifo("fifo", 0644);                   /* would block a naive reader forever */
+    FILE *f = fopen("ok", "w"); fputs("data", f); fclose(f);
+    f = fopen("big", "w"); for (int i = 0; i < 100; ++i) fputc('x', f); fclose(f);
+    return 0;
+}
+"""
+
+
+def test_files_a_rank_leaves_are_read_safely(slurm_cluster: str, tmp_path: Path) -> None:
+    """What comes back from a step is only regular files, never through a link the rank
+    planted or from a FIFO, and capped (cap + 1 bytes, so the caller sees it was over)."""
+    (tmp_path / "leaver.c").write_text(LEAVER)
+    subprocess.run(["gcc", "-o", str(tmp_path / "leaver"), str(tmp_path / "leaver.c")],
+                   check=True, timeout=120)  # fmt: skip
+    names = ("link", "fifo", "ok", "big", "absent")
+    program = (tmp_path / "leaver").read_bytes()
+    step = asyncio.run(
+        run_mpi_step(program, 1, workdir=tmp_path, collect=names, collect_max_bytes=16)
+    )
+    assert step.result.status == ExecStatus.OK, step.result.stderr[-2000:]
+    assert step.files == {"link": b"", "fifo": b"", "ok": b"data", "big": b"x" * 17, "absent": b""}
