@@ -5,9 +5,10 @@
     result.resolved, [s.outcome for s in result.steps]
 
 Every model call is one request with the source tools (read_file, read_function, list_files,
-grep) and two edit tools (search_replace, replace_lines). The agent, not the model, writes the
-unified diff: an edit is checked against the file (search text found once, lines in range) and
-turned into a diff, or refused with a message that says why. A raw ```diff block in a plain
+grep) and three edit tools (replace_function, search_replace, replace_lines). The agent, not
+the model, writes the unified diff: an edit is checked against the file (the function exists
+and the rewrite is whole, search text found once, lines in range) and turned into a diff, or
+refused with a message that says why. A raw ```diff block in a plain
 answer is accepted too. Each diff is one gym *step* (build, boot, reproduce), whose outcome is
 the next feedback:
 
@@ -57,19 +58,26 @@ SYSTEM = (
     "code, fix the bounds, take the missing reference, and so on. Do not silence the report "
     "(removing BUG_ON/WARN_ON, skipping the work the reproducer triggers) - the reproducer "
     "must run to completion without any report.\n\n"
-    "Propose the fix with the search_replace tool (the exact lines to change, copied from the "
-    "file, and the new lines) or replace_lines (a line range and the new lines). Paths are "
-    "relative to the source root, as in the list of files. Keep the change minimal."
+    "Propose the fix with the replace_function tool: the name of the function that must change "
+    "and its whole new code, from the signature to the closing brace, with the fix in it (keep "
+    "everything else of the function as it is). search_replace (exact lines copied from the "
+    "file, and the new lines) and replace_lines (a line range and the new lines) work too. "
+    "Paths are relative to the source root, as in the list of files. Keep the change minimal."
 )
 
 FEEDBACK_CHARS = 2500
-# After an edit is refused the next forced call uses the other edit tool, and a repeated
+# After an edit is refused the next forced call uses the next edit tool, and a repeated
 # refused edit raises the temperature: measured on the 0.5B model, a forced search_replace
 # otherwise repeats the same unfindable search text until the call budget is gone.
 REPEAT_TEMPERATURE = 0.8
+NEXT_EDIT_TOOL = {
+    "replace_function": "search_replace",
+    "search_replace": "replace_lines",
+    "replace_lines": "replace_function",
+}
 REPEATED = (
     "You sent exactly this edit before and it was refused. Do something different: use "
-    "replace_lines with the line numbers shown above."
+    "{tool} this time."
 )
 
 
@@ -78,13 +86,13 @@ def _forced(name: str) -> dict[str, Any]:
 
 
 NO_EDIT = (
-    "That was no fix. Call search_replace with the exact lines to change (copied from the "
-    "file) and the new lines."
+    "That was no fix. Call replace_function with the name of the function to change and its "
+    "whole new code, with the fix in it."
 )
 BUILD_CHECK = "Build check of your edit (no VM was booted; this did not count as a try). "
 PLANNER_JOIN = (
-    "Now propose the fix with search_replace: the lines to change, copied from the file above, "
-    "and the new lines."
+    "Now propose the fix with replace_function: the function to change and its whole new code, "
+    "from its signature to its closing brace, with the fix in it."
 )
 
 
@@ -210,7 +218,8 @@ def briefing(obs: Observation) -> str:
     if defs:
         parts.append("Code of the functions in the report:\n```c\n" + "\n\n".join(defs) + "\n```")
     parts.append(
-        "Use the tools to read more code if you need to, then propose the fix with search_replace."
+        "Use the tools to read more code if you need to, then propose the fix with "
+        "replace_function (the whole new code of the function that must change)."
     )
     return "\n\n".join(parts)
 
@@ -415,7 +424,7 @@ class KernelAgent:
         since_step = 0
         failures = 0
         refused: set[str] = set()  # edits the tools refused (name + arguments)
-        edit_tool, temperature = "search_replace", self.temperature
+        edit_tool, temperature = "replace_function", self.temperature
         while len(result.steps) < self.max_steps and result.turns < self.max_turns:
             forced = edit_tool if force_next or since_step >= self.tool_rounds - 1 else None
             force_next = False
@@ -440,13 +449,11 @@ class KernelAgent:
             for done in reply.tool_results:
                 if done.call.name in EDIT_TOOLS and done.content.startswith("Error:"):
                     signature = f"{done.call.name}:{done.call.arguments}"
+                    edit_tool = NEXT_EDIT_TOOL[done.call.name]
                     if signature in refused:
                         temperature = max(self.temperature, REPEAT_TEMPERATURE)
-                        messages.append(Message("user", REPEATED))
+                        messages.append(Message("user", REPEATED.format(tool=edit_tool)))
                     refused.add(signature)
-                    edit_tool = (
-                        "replace_lines" if done.call.name == "search_replace" else "search_replace"
-                    )
             patch = tools.take_patch() or extract_diff(reply.text or "")
             if patch is None:
                 since_step += 1

@@ -10,6 +10,10 @@ Two forms, each one contiguous change to one file:
   line range      {"path", "first_line", "last_line", "new_text"}: lines first..last (1-based,
                   inclusive, as the numbered tool output shows them) replaced by `new_text`;
                   last_line = first_line - 1 inserts before first_line.
+  whole function  {"name", "new_code"}: the function's new definition, signature to closing
+                  brace (`function_text` checks it); the tools turn it into a line range.
+                  Small models rewrite a function they were shown more reliably than they
+                  pick an anchor: the 1.5B model took search text for "where to put this".
 
 `apply_edits` checks each edit against the real file and says exactly what is wrong (no such
 file, search text not found - with the nearest lines -, found twice, a range outside the file)
@@ -23,7 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Edit", "EditError", "apply_edits", "resolve_path"]
+__all__ = ["Edit", "EditError", "apply_edits", "function_text", "resolve_path"]
 
 # The module builder copies the bug's source into a temporary directory
 # (.../kgym-mod-XXXX/src/...): crash reports name files by that absolute path.
@@ -133,6 +137,36 @@ def _indent_like(new: list[str], old: list[str]) -> list[str]:
     return out
 
 
+# Text that starts like a C statement, not an expression.
+_STATEMENT = re.compile(r"^\s*(?:(?:if|for|while|do|switch|return|goto|break|continue)\b|\{)")
+
+
+_LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|: |\| | {2,})")
+_FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
+
+
+def function_text(name: str, new_code: str) -> str:
+    """A model's whole-function rewrite, cleaned (code fences and copied line numbers
+    removed) and checked: it must define `name` and its braces must balance."""
+    lines = [line for line in new_code.replace("\r\n", "\n").split("\n") if not _FENCE.match(line)]
+    solid = [line for line in lines if line.strip()]
+    if solid and all(_LINE_NUMBER.match(line) for line in solid):
+        lines = [_LINE_NUMBER.sub("", line, count=1) if line.strip() else line for line in lines]
+    code = "\n".join(lines).strip("\n")
+    if not re.search(rf"\b{re.escape(name)}\s*\(", code):
+        raise EditError(
+            f"new_code must be the whole definition of {name}, from its signature "
+            f"(`... {name}(...)`) to its closing brace"
+        )
+    opened, closed = code.count("{"), code.count("}")
+    if opened == 0 or opened != closed:
+        raise EditError(
+            f"the braces of new_code do not balance ({opened} '{{', {closed} '}}'): write the "
+            f"whole function {name}, from its signature to its closing brace, and nothing else"
+        )
+    return code
+
+
 def _apply_one(text: str, edit: Edit) -> str:
     lines = text.split("\n")
     trailing_newline = text.endswith("\n")
@@ -152,8 +186,13 @@ def _apply_one(text: str, edit: Edit) -> str:
             holders = [i for i, line in enumerate(lines) if fragment in line]
             if len(holders) == 1 and fragment:
                 i = holders[0]
-                lines[i] = lines[i].replace(fragment, edit.replace.strip("\n"), 1)
-                return "\n".join(lines) + ("\n" if trailing_newline else "")
+                if not _STATEMENT.match(edit.replace) or lines[i].strip().startswith(fragment):
+                    lines[i] = lines[i].replace(fragment, edit.replace.strip("\n"), 1)
+                    return "\n".join(lines) + ("\n" if trailing_newline else "")
+                # Statements for an expression (`if (...) return ...;` for `div_u64(...)` of
+                # `return div_u64(...);`): spliced in place they give `return if (...)`. The
+                # 1.5B model did this on 3 of the 9 tier-0 bugs; it means the whole line.
+                starts = [i]
         if not starts:
             near = _nearest(lines, search)
             hint = f" The most similar lines in the file:\n{near}" if near else ""

@@ -4,7 +4,7 @@ The planner sees the crash (title, stack, files) and plans the source lookups it
 functions on the stack, their callers, the struct definitions, a grep for the symbol - as one
 plan whose steps run in parallel. The joiner reads the results and says what the root cause
 is and which lines must change; the agent then asks for the edit itself (a forced
-search_replace call, see agent.py), so the joiner's analysis becomes the first patch.
+replace_function call, see agent.py), so the joiner's analysis becomes the first patch.
 
 Lookup results are capped (LOOKUP_CHARS) so that the joiner's prompt - every result at once -
 fits a 4096-token window. On servers that enforce JSON schemas (the local model) the plan is

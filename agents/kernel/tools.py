@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agents.kernel.edits import Edit, EditError, apply_edits, resolve_path
+from agents.kernel.edits import Edit, EditError, apply_edits, function_text, resolve_path
 from codegen_eval.kernelgym.env import SourceView
 
 MAX_CHARS = 4000  # ~1,300 tokens: a third of the embedded model's window
@@ -27,7 +27,7 @@ def _cap(text: str, limit: int = MAX_CHARS) -> str:
     return text[:limit] + f"\n... [{len(text) - limit} more characters; ask for a narrower range]"
 
 
-EDIT_TOOLS = ("search_replace", "replace_lines")
+EDIT_TOOLS = ("replace_function", "search_replace", "replace_lines")
 
 
 class SourceTools:
@@ -49,7 +49,9 @@ class SourceTools:
             self.list_files,
             self.grep,
         ]
-        return [*readers, self.search_replace, self.replace_lines] if edits else readers
+        if not edits:
+            return readers
+        return [*readers, self.replace_function, self.search_replace, self.replace_lines]
 
     def take_patch(self) -> str | None:
         patch, self.patch = self.patch, None
@@ -61,6 +63,26 @@ class SourceTools:
         except EditError as exc:
             return f"Error: {exc}"
         return "Edit accepted; the patch is being built and tested:\n" + self.patch
+
+    def replace_function(self, name: str, new_code: str) -> str:
+        """Propose the fix: write the whole new definition of one function, with the fix in it.
+
+        Args:
+            name: The function to rewrite, e.g. "foo_write".
+            new_code: Its complete new code, from the signature line to the closing brace.
+        """
+        self.calls.append(("replace_function", {"name": name, "new_code": new_code}))
+        found = self.source.read_function(name, hint_files=self.files)
+        m = re.match(r"// (.+):(\d+)\n", found or "")
+        if found is None or m is None or resolve_path(m[1], self.files) not in self.files:
+            return f"Error: no definition of {name!r} in the files of this bug"
+        try:
+            code = function_text(name, new_code)
+        except EditError as exc:
+            return f"Error: {exc}"
+        first = int(m[2])
+        last = first + found[m.end() :].count("\n")
+        return self._edit(Edit(m[1], replace=code, first_line=first, last_line=last))
 
     def search_replace(self, path: str, search: str, replace: str) -> str:
         """Propose the fix: replace a piece of a file (whole lines copied from it) by new text.

@@ -32,7 +32,23 @@ def _forced_tool(body: dict[str, Any]) -> str | None:
 
 
 def _forced(body: dict[str, Any]) -> bool:
-    return _forced_tool(body) == "search_replace"
+    return _forced_tool(body) == "replace_function"  # the first forced edit tool
+
+
+# the same broken fix as a whole-function rewrite, indented with spaces as models write it
+FUNCTION_EDIT = {
+    "tool": "replace_function",
+    "arguments": {
+        "name": "kgym_null_write",
+        "new_code": "static ssize_t kgym_null_write(struct file *file, const char __user *ubuf,\n"
+        "\t\t\t       size_t len, loff_t *off)\n{\n    char key[16] = {};\n"
+        "    struct kgym_entry *e;\n\n    if (len >= sizeof(key))\n        return -EINVAL;\n"
+        "    if (copy_from_user(key, ubuf, len))\n        return -EFAULT;\n    strim(key);\n"
+        "    e = kgym_null_lookup(key);\n    if (!e)\n        return -ENOENT\n"
+        '    e->value++;\n    pr_info("kgym_null: %s -> %d\\n", key, e->value);\n'
+        "    return len;\n}",
+    },
+}
 
 
 # the same broken fix as a line-range insert before line 42 (`e->value++;`)
@@ -137,7 +153,7 @@ async def test_planner_mode_fans_out_lookups_then_the_joiner_edits(scripted, tmp
                 match="root cause of a Linux kernel crash",
                 reply="Thought: e can be NULL.\nAction: Finish(check e after kgym_null_lookup)",
             ),
-            Rule(match=_forced, reply=json.dumps(BROKEN_EDIT)),
+            Rule(match=_forced, reply=json.dumps(FUNCTION_EDIT)),
         ],
         model={**LIKE_LOCAL, "capabilities": {**LIKE_LOCAL["capabilities"], "json_schema": True}},
     )
@@ -156,6 +172,9 @@ async def test_planner_mode_fans_out_lookups_then_the_joiner_edits(scripted, tmp
     text = json.dumps(edit_request)
     # the lookups' results and the joiner's analysis reached the edit call
     assert "e = kgym_null_lookup(key);" in text and "check e after kgym_null_lookup" in text
+    # the rewrite became a minimal diff in the file's tabs: only the new lines change
+    added = [x for x in result.steps[0].patch.split("\n") if x.startswith("+") and x[1:2] != "+"]
+    assert added == ["+\tif (!e)", "+\t\treturn -ENOENT"]
     plan_event = next(e for e in _events(log) if e["event"] == "agent_plan")
     assert plan_event["valid_steps"] == 2 and plan_event["issues"] == []
 

@@ -102,3 +102,52 @@ def test_part_of_one_line_is_replaced_where_it_stands(tmp_path: Path) -> None:
     edit = Edit("kgym_null.c", search="e->value++", replace="if (e)\n\t\te->value++")
     text = _applies(apply_edits([edit], FILES, _read), tmp_path)
     assert "\tif (e)\n\t\te->value++;\n" in text
+
+
+def test_statements_for_part_of_a_line_replace_the_whole_line(tmp_path: Path) -> None:
+    # the 1.5B model's habit: search text = the call, replacement = statements around it.
+    # Spliced in place this read `e = if (...)`; it means the whole line.
+    edit = Edit(
+        "kgym_null.c",
+        search="kgym_null_lookup(key);",
+        replace="if (!key[0]) return -EINVAL; e = kgym_null_lookup(key);",
+    )
+    text = _applies(apply_edits([edit], FILES, _read), tmp_path)
+    assert "\tif (!key[0]) return -EINVAL; e = kgym_null_lookup(key);\n\te->value++;" in text
+    assert "e = if" not in text
+
+
+def test_replace_function_with_copied_line_numbers_makes_the_developer_fix(
+    tmp_path: Path,
+) -> None:
+    tools = SourceTools(SourceView(SRC), FILES)
+    shown = tools.read_function("kgym_null_write").split("\n")[1:]  # numbered, as the model saw
+    at = next(i for i, line in enumerate(shown) if "e = kgym_null_lookup(key);" in line)
+    rewritten = [
+        *shown[: at + 1],
+        "   42\t\tif (!e)",
+        "   43\t\t\treturn -ENOENT;",
+        *shown[at + 1 :],
+    ]
+    answer = tools.replace_function("kgym_null_write", "```c\n" + "\n".join(rewritten) + "\n```")
+    assert answer.startswith("Edit accepted"), answer
+    patch = tools.take_patch()
+    assert patch == (BUGS / "t0-null-deref" / "fix.patch").read_text().split("\n", 1)[1]
+    _applies(patch, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "message"),
+    [
+        ("kgym_null_write", "if (!e) return -ENOENT;", "whole definition of kgym_null_write"),
+        ("kgym_null_write", "ssize_t kgym_null_write(void)\n{\n\tif (x) {\n}", "do not balance"),
+        ("kgym_nope", "void kgym_nope(void)\n{\n}", "no definition of 'kgym_nope'"),
+    ],
+)
+def test_replace_function_refuses_what_is_not_a_whole_function(
+    name: str, code: str, message: str
+) -> None:
+    tools = SourceTools(SourceView(SRC), FILES)
+    answer = tools.replace_function(name, code)
+    assert answer.startswith("Error:") and message in answer
+    assert tools.take_patch() is None
