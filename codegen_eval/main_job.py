@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from appl.cache import ResponseCache, response_cache
 from codegen_eval.registry import UnknownSuiteError, get_suite
 from codegen_eval.types import Task
 
@@ -73,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from codegen_eval.cli import CliError, _solver_factory
     from codegen_eval.compare import load_runs, print_comparison, render_comparison_html
-    from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
     from codegen_eval.solvers import GenerateSolver
 
     tasks: list[Task] = []
@@ -95,37 +95,22 @@ def main(argv: list[str] | None = None) -> int:
     generate = GenerateSolver(args.model, **{k: v for k, v in settings.items() if k != "model"})
     repair_tasks = [with_repair(t, rounds=args.rounds, **settings) for t in tasks]
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    runs = Path("runs")
     plan = [
         ("generate", tasks, generate, args.rounds, generate.describe()),
         ("repair", repair_tasks, None, 1, repair_tasks[0].solver.describe()),  # type: ignore[union-attr]
     ]
     logs: list[Path] = []
     timings: list[str] = []
-    for name, run_tasks, solver, n, described in plan:
-        log_path = runs / f"main-{stamp}-{name}.jsonl"
-        config = RunConfig(
-            n=n,
-            ks=tuple(range(1, n + 1)),
-            limit=args.limit,
-            progress=sys.stderr.isatty(),
-            header={"model": args.model, "solver": name, "job": "main", "options": described},
-        )
-        print(f"main job: {name} on {len(tasks)} suite(s), {args.limit} problem(s) each...",
-              file=sys.stderr)  # fmt: skip
-        load_before, t0 = _load(), time.monotonic()
-        try:
-            run_eval_sync(run_tasks, solver, log_path, config)
-        except KeyboardInterrupt:
-            print(f"interrupted; partial log: {log_path}", file=sys.stderr)
-            return 130
-        except RunAborted as exc:
-            print(f"main job: {exc}", file=sys.stderr)
-            return 1
-        timings.append(
-            f"{name}: {time.monotonic() - t0:.0f} s wall, load average {load_before} -> {_load()}"
-        )
-        logs.append(log_path)
+    # The repair agent's first round is generate's first sample, request for request (same
+    # prompt, seed and settings): answered from memory, not computed twice. Its tokens still
+    # count for repair, so the budgets compare as before; only the wall time is saved.
+    with response_cache() as cache:
+        for name, run_tasks, solver, n, described in plan:
+            status = _run_one(args, name, run_tasks, solver, n, described, stamp, cache)
+            if isinstance(status, int):
+                return status
+            logs.append(status[0])
+            timings.append(status[1])
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     loaded, ks = load_runs(logs)
@@ -140,10 +125,51 @@ def main(argv: list[str] | None = None) -> int:
     console.print(table)
     for line in timings:
         console.print(line, highlight=False)
-    report = runs / f"main-{stamp}.html"
+    report = Path("runs") / f"main-{stamp}.html"
     report.write_text(render_comparison_html(loaded, ks), encoding="utf-8")
     print(f"logs: {logs[0]} {logs[1]}\nreport: {report}")
     return 0
+
+
+def _run_one(
+    args: argparse.Namespace,
+    name: str,
+    run_tasks: list[Task],
+    solver: Any,
+    n: int,
+    described: dict[str, Any],
+    stamp: str,
+    cache: ResponseCache,
+) -> int | tuple[Path, str]:
+    """One solver's run: its log and timing line, or the exit status it failed with."""
+    from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
+
+    log_path = Path("runs") / f"main-{stamp}-{name}.jsonl"
+    config = RunConfig(
+        n=n,
+        ks=tuple(range(1, n + 1)),
+        limit=args.limit,
+        progress=sys.stderr.isatty(),
+        header={"model": args.model, "solver": name, "job": "main", "options": described},
+    )
+    print(f"main job: {name} on {len(run_tasks)} suite(s), {args.limit} problem(s) each...",
+          file=sys.stderr)  # fmt: skip
+    load_before, t0, hits = _load(), time.monotonic(), cache.hits
+    try:
+        run_eval_sync(run_tasks, solver, log_path, config)
+    except KeyboardInterrupt:
+        print(f"interrupted; partial log: {log_path}", file=sys.stderr)
+        return 130
+    except RunAborted as exc:
+        print(f"main job: {exc}", file=sys.stderr)
+        return 1
+    reused = cache.hits - hits
+    note = f" ({reused} model call(s) answered by an identical earlier request)" if reused else ""
+    timing = (
+        f"{name}: {time.monotonic() - t0:.0f} s wall, load average {load_before} -> {_load()}"
+        + note
+    )
+    return log_path, timing
 
 
 if __name__ == "__main__":

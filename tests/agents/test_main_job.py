@@ -29,8 +29,9 @@ def test_main_job_shows_generate_and_repair_side_by_side(
     server = serve([Rule(reply=_reply)])
     argv = ["--model", "scripted", "--suite", "verilog", "--limit", "1", "--rounds", "2"]
     assert main_job.main(argv) == 0
-    # generate: 2 samples; repair: a failed draft and its repair
-    assert len(server.requests) == 4
+    # generate: 2 samples; repair: a failed draft (generate's first sample, the same request:
+    # answered from memory) and its repair
+    assert len(server.requests) == 3
     out = capsys.readouterr().out
     assert "scripted · generate" in out and "scripted · repair" in out
     row = next(line for line in out.splitlines() if "p01_basic_gates" in line)
@@ -40,6 +41,7 @@ def test_main_job_shows_generate_and_repair_side_by_side(
     budget = next(line for line in out.splitlines() if "pass ≤2 calls" in line)
     assert [c.strip() for c in budget.split("│")[3:5]] == ["0.000", "1.000"], budget
     assert "s wall, load average" in out
+    assert "repair: " in out and "(1 model call(s) answered by an identical earlier request)" in out
     logs = sorted((tmp_path / "runs").glob("main-*.jsonl"))
     assert [p.name.rsplit("-", 1)[1] for p in logs] == ["generate.jsonl", "repair.jsonl"]
     header = json.loads(logs[1].read_text().splitlines()[0])
