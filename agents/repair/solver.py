@@ -84,6 +84,7 @@ class Attempt:
     index: int
     rounds: list[Round] = field(default_factory=list)
     error: str = ""  # a repair request the model server refused: the chain ended there
+    cut_by_server: bool = False  # ... because the server timed out or failed, not the prompt
 
     @property
     def passed(self) -> bool:
@@ -256,6 +257,7 @@ class RepairSolver:
             except (ClientRequestError, BadResponseError, ModelTimeoutError, ServerError) as exc:
                 # e.g. a prompt over the context window: the rounds so far still count
                 attempt.error = f"round {round_no + 1}: {type(exc).__name__}: {exc}"[:500]
+                attempt.cut_by_server = isinstance(exc, ModelTimeoutError | ServerError)
                 break
         return attempt
 
@@ -345,6 +347,11 @@ class RepairSolver:
         }
         if attempt.error:
             meta["repair_error"] = attempt.error
+        if attempt.cut_by_server:
+            # Not a result: the chain did not get its rounds. The runner logs it as an
+            # infra_error, which `codegen-eval run --resume --retry-infra` runs again (a prompt
+            # over the window is the chain's own doing and stays a result).
+            meta["generation_error"] = f"repair chain cut by the model server: {attempt.error}"
         return Candidate(sample.id, attempt.index, chosen.code, raw=chosen.raw, metadata=meta)
 
 

@@ -9,6 +9,7 @@ import pytest
 from agents.repair import RepairSolver, program_model, system_prompt, with_repair
 from agents.repair.prompts import quote_diagnosed_lines
 from appl.testing import Rule
+from appl.testing._rules import split_tokens
 from codegen_eval import RunConfig, get_suite, read_log, run_eval
 from codegen_eval.types import Sample
 
@@ -183,3 +184,47 @@ def test_bad_configuration_is_refused() -> None:
         RepairSolver(None)
     with pytest.raises(ValueError):
         RepairSolver(_verilog_task().scorer, rounds=0)
+
+
+def _is_repair(body: dict) -> bool:
+    return len(body["messages"]) > 2  # a repair request carries the failed answer
+
+
+async def test_a_chain_cut_by_a_server_timeout_is_infra_and_retry_infra_redoes_it(
+    scripted, tmp_path
+) -> None:
+    # the repair request hangs past the timeout: the chain did not get its rounds, so it is
+    # no result; a resume with --retry-infra runs it again and now the repair comes back
+    scripted(
+        [Rule(match=_is_repair, faults=["hang"] * 2, reply=GATES_OK), Rule(reply=GATES_BAD)],
+        model={"timeout_s": 0.5, "max_retries": 1},
+    )
+    task = with_repair(_verilog_task(), rounds=2)
+    log = tmp_path / "run.jsonl"
+    config = RunConfig(n=1, ks=(1,), max_sandboxes=1)
+    first = await run_eval([task], None, log, config)
+    [score] = [r for r in first.records if r["type"] == "score"]
+    assert score["failure_class"] == "infra_error", score
+    assert "repair chain cut by the model server" in score["explanation"]
+    assert "ModelTimeoutError" in score["candidate"]["repair_error"]
+    retry = RunConfig(n=1, ks=(1,), max_sandboxes=1, retry_infra=True)
+    again = await run_eval([task], None, log, retry, resume=True)
+    [score] = [r for r in again.records if r["type"] == "score"]
+    assert score["status"] == "pass" and score["candidate"]["passed_round"] == 2
+
+
+async def test_a_prompt_over_the_window_ends_the_chain_as_a_result(scripted, tmp_path) -> None:
+    # HTTP 400 (the repair prompt is over the server's window): the chain's own doing, so the
+    # rounds it had are scored as they are
+    server = scripted([Rule(reply=GATES_BAD)])
+    task = _verilog_task()
+    await RepairSolver(task.scorer, rounds=1).solve(task.dataset[0], 1)  # the draft alone
+    draft_tokens = sum(len(split_tokens(m["content"])) + 3 for m in server.requests[0]["messages"])
+    server.context_window = draft_tokens + 20  # the draft fits, its repair does not
+    result = await run_eval(
+        [with_repair(task, rounds=2)], None, tmp_path / "run.jsonl", RunConfig(n=1, ks=(1,))
+    )
+    [score] = [r for r in result.records if r["type"] == "score"]
+    assert server.overflows == 1
+    assert score["failure_class"].startswith("compile_error"), score
+    assert "ContextOverflowError" in score["candidate"]["repair_error"]
