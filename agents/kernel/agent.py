@@ -58,11 +58,12 @@ SYSTEM = (
     "code, fix the bounds, take the missing reference, and so on. Do not silence the report "
     "(removing BUG_ON/WARN_ON, skipping the work the reproducer triggers) - the reproducer "
     "must run to completion without any report.\n\n"
-    "Propose the fix with the replace_function tool: the name of the function that must change "
-    "and its whole new code, from the signature to the closing brace, with the fix in it (keep "
-    "everything else of the function as it is). search_replace (exact lines copied from the "
-    "file, and the new lines) and replace_lines (a line range and the new lines) work too. "
-    "Paths are relative to the source root, as in the list of files. Keep the change minimal."
+    "Propose the fix by writing the whole new code of the function that must change, from its "
+    "signature to its closing brace, in one ```c code block, with the fix in it and everything "
+    "else of the function kept as it is; the agent puts it in place. The tools replace_function, "
+    "search_replace (exact lines copied from the file, and the new lines) and replace_lines (a "
+    "line range and the new lines) make edits too. Paths are relative to the source root, as "
+    "in the list of files. Keep the change minimal."
 )
 
 FEEDBACK_CHARS = 2500
@@ -86,14 +87,19 @@ def _forced(name: str) -> dict[str, Any]:
 
 
 NO_EDIT = (
-    "That was no fix. Call replace_function with the name of the function to change and its "
-    "whole new code, with the fix in it."
+    "That was no fix. Write the whole new code of the function that must change, with the fix "
+    "in it, in one ```c code block."
+)
+# The forced "replace_function" call is free text (tool_choice "none": the same prompt prefix,
+# no grammar): small models put unescaped quotes in code inside a JSON string, which the
+# grammar then closes (the 1.5B model's printk(KERN_ERR "...") ended its new_code there).
+WRITE_FUNCTION = (
+    "Now write the fix: the whole new code of the function that must change, from its "
+    "signature to its closing brace, with everything else in it kept as it is, in one ```c "
+    "code block. Only the code block, no JSON."
 )
 BUILD_CHECK = "Build check of your edit (no VM was booted; this did not count as a try). "
-PLANNER_JOIN = (
-    "Now propose the fix with replace_function: the function to change and its whole new code, "
-    "from its signature to its closing brace, with the fix in it."
-)
+PLANNER_JOIN = "Use this analysis of the crash."
 
 
 @dataclass(slots=True)
@@ -218,8 +224,8 @@ def briefing(obs: Observation) -> str:
     if defs:
         parts.append("Code of the functions in the report:\n```c\n" + "\n\n".join(defs) + "\n```")
     parts.append(
-        "Use the tools to read more code if you need to, then propose the fix with "
-        "replace_function (the whole new code of the function that must change)."
+        "Use the tools to read more code if you need to, then write the fix: the whole new "
+        "code of the function that must change, in one ```c code block."
     )
     return "\n\n".join(parts)
 
@@ -351,13 +357,19 @@ class KernelAgent:
         temperature: float,
     ) -> Any:
         t0 = time.monotonic()
+        choice: str | dict[str, Any] | None = None
+        if forced == "replace_function":
+            messages.append(Message("user", WRITE_FUNCTION))
+            choice = "none"  # free text, see WRITE_FUNCTION
+        elif forced:
+            choice = _forced(forced)
         reply, sent = await gen_within(
             budget,
             messages,
             tools=tools.as_list(),
             model=self.model,
             temperature=temperature,
-            tool_choice=_forced(forced) if forced else None,
+            tool_choice=choice,
         )
         result.turns += 1
         usage = reply.response.usage if reply.response is not None else None
@@ -455,11 +467,23 @@ class KernelAgent:
                         messages.append(Message("user", REPEATED.format(tool=edit_tool)))
                     refused.add(signature)
             patch = tools.take_patch() or extract_diff(reply.text or "")
+            note = None
+            if patch is None and reply.text and not reply.tool_calls:
+                # whole functions in a plain answer: the edit the forced call asks for
+                note = tools.rewrite_functions(reply.text)
+                patch = tools.take_patch() if note is not None else None
+                if note is not None and patch is None:  # refused: why, and another tool next
+                    edit_tool = NEXT_EDIT_TOOL["replace_function"]
+                    signature = f"rewrite:{reply.text}"
+                    if signature in refused:
+                        temperature = max(self.temperature, REPEAT_TEMPERATURE)
+                        note += "\n" + REPEATED.format(tool=edit_tool)
+                    refused.add(signature)
+                    messages.append(Message("user", note))
             if patch is None:
                 since_step += 1
-                if not reply.tool_calls or all(c.name in EDIT_TOOLS for c in reply.tool_calls):
-                    if not reply.tool_calls:
-                        messages.append(Message("user", NO_EDIT))
+                if not reply.tool_calls and note is None:
+                    messages.append(Message("user", NO_EDIT))
                 continue
             if self.build_check and await self._failed_build_check(patch, obs, messages, result):
                 force_next = True  # the next call edits again; no step was spent

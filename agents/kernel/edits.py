@@ -27,7 +27,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Edit", "EditError", "apply_edits", "function_text", "resolve_path"]
+__all__ = [
+    "Edit",
+    "EditError",
+    "apply_edits",
+    "code_blocks",
+    "function_text",
+    "functions_in",
+    "resolve_path",
+]
 
 # The module builder copies the bug's source into a temporary directory
 # (.../kgym-mod-XXXX/src/...): crash reports name files by that absolute path.
@@ -145,14 +153,21 @@ _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|: |\| | {2,})")
 _FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
 
 
+def _without_line_numbers(text: str) -> str:
+    """Code copied from the tools' numbered output, without the numbers (only when every
+    non-blank line has one: a line of code may start with a digit)."""
+    lines = text.split("\n")
+    solid = [line for line in lines if line.strip()]
+    if not solid or not all(_LINE_NUMBER.match(line) for line in solid):
+        return text
+    return "\n".join(_LINE_NUMBER.sub("", line, count=1) for line in lines)
+
+
 def function_text(name: str, new_code: str) -> str:
     """A model's whole-function rewrite, cleaned (code fences and copied line numbers
     removed) and checked: it must define `name` and its braces must balance."""
     lines = [line for line in new_code.replace("\r\n", "\n").split("\n") if not _FENCE.match(line)]
-    solid = [line for line in lines if line.strip()]
-    if solid and all(_LINE_NUMBER.match(line) for line in solid):
-        lines = [_LINE_NUMBER.sub("", line, count=1) if line.strip() else line for line in lines]
-    code = "\n".join(lines).strip("\n")
+    code = _without_line_numbers("\n".join(lines)).strip("\n")
     if not re.search(rf"\b{re.escape(name)}\s*\(", code):
         raise EditError(
             f"new_code must be the whole definition of {name}, from its signature "
@@ -165,6 +180,41 @@ def function_text(name: str, new_code: str) -> str:
             f"whole function {name}, from its signature to its closing brace, and nothing else"
         )
     return code
+
+
+_BLOCK = re.compile(r"```[\w+-]*[ \t]*\n(.*?)(?:```|\Z)", re.S)
+_DEFINITION = re.compile(r"^[A-Za-z_][^;{}()=]*?\b([A-Za-z_]\w*)\s*\(", re.M)
+_NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
+
+
+def code_blocks(answer: str) -> list[str]:
+    """The fenced code blocks of a plain answer (an unclosed last one too), or the whole
+    answer when it has none: small models do not always fence their code."""
+    blocks = [m[1] for m in _BLOCK.finditer(answer)]
+    return [_without_line_numbers(b) for b in blocks or [answer]]
+
+
+def functions_in(code: str) -> list[tuple[str, str]]:
+    """The top-level C function definitions in `code`, as (name, text from the signature to
+    the closing brace), found by matching braces."""
+    found: list[tuple[str, str]] = []
+    pos = 0
+    while (m := _DEFINITION.search(code, pos)) is not None:
+        brace, semi = code.find("{", m.end()), code.find(";", m.end())
+        if m[1] in _NOT_FUNCTIONS or brace == -1 or (semi != -1 and semi < brace):
+            pos = m.end()
+            continue
+        depth, i = 0, brace
+        while i < len(code):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        if depth != 0:
+            break  # cut off: not a whole function
+        found.append((m[1], code[m.start() : i + 1]))
+        pos = i + 1
+    return found
 
 
 def _apply_one(text: str, edit: Edit) -> str:

@@ -11,7 +11,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agents.kernel.edits import Edit, EditError, apply_edits, function_text, resolve_path
+from agents.kernel.edits import (
+    Edit,
+    EditError,
+    apply_edits,
+    code_blocks,
+    function_text,
+    functions_in,
+    resolve_path,
+)
 from codegen_eval.kernelgym.env import SourceView
 
 MAX_CHARS = 4000  # ~1,300 tokens: a third of the embedded model's window
@@ -72,17 +80,52 @@ class SourceTools:
             new_code: Its complete new code, from the signature line to the closing brace.
         """
         self.calls.append(("replace_function", {"name": name, "new_code": new_code}))
-        found = self.source.read_function(name, hint_files=self.files)
-        m = re.match(r"// (.+):(\d+)\n", found or "")
-        if found is None or m is None or resolve_path(m[1], self.files) not in self.files:
+        where = self._function_range(name)
+        if where is None:
             return f"Error: no definition of {name!r} in the files of this bug"
         try:
             code = function_text(name, new_code)
         except EditError as exc:
             return f"Error: {exc}"
+        path, first, last = where
+        return self._edit(Edit(path, replace=code, first_line=first, last_line=last))
+
+    def _function_range(self, name: str) -> tuple[str, int, int] | None:
+        """(path, first line, last line) of the definition of `name` in this bug's files."""
+        found = self.source.read_function(name, hint_files=self.files)
+        m = re.match(r"// (.+):(\d+)\n", found or "")
+        if found is None or m is None or resolve_path(m[1], self.files) not in self.files:
+            return None
         first = int(m[2])
-        last = first + found[m.end() :].count("\n")
-        return self._edit(Edit(m[1], replace=code, first_line=first, last_line=last))
+        return m[1], first, first + found[m.end() :].count("\n")
+
+    def rewrite_functions(self, answer: str) -> str | None:
+        """A plain answer holding whole functions (in ```c blocks) as edits: each function of
+        this bug's files that it defines replaces that definition. None when the answer
+        defines none of them; else the tool-like message (patch accepted, or why not)."""
+        defined = [f for block in code_blocks(answer) for f in functions_in(block)]
+        ranges = {name: self._function_range(name) for name, _ in defined}
+        known = [(name, text) for name, text in defined if ranges[name] is not None]
+        if not known:
+            return None
+        self.calls.append(("rewrite_functions", {"names": [n for n, _ in known]}))
+        edits = []
+        for name, text in dict(known).items():  # a function written twice: the last one
+            path, first, last = ranges[name]  # type: ignore[misc]
+            try:
+                code = function_text(name, text)
+            except EditError as exc:
+                return f"Error: {exc}"
+            edits.append(Edit(path, replace=code, first_line=first, last_line=last))
+        # bottom-up, so each edit's line numbers are still those of the original file
+        edits.sort(key=lambda e: (e.path, -(e.first_line or 0)))
+        try:
+            self.patch = apply_edits(edits, self.files, lambda p: self.source.read_file(p))
+        except EditError as exc:
+            return f"Error: {exc}"
+        left_out = sorted({n for n, _ in defined if ranges[n] is None})
+        note = f" (new functions are not added: {', '.join(left_out)})" if left_out else ""
+        return f"Edit accepted{note}; the patch is being built and tested:\n" + self.patch
 
     def search_replace(self, path: str, search: str, replace: str) -> str:
         """Propose the fix: replace a piece of a file (whole lines copied from it) by new text.

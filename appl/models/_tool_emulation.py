@@ -7,7 +7,9 @@ works, "auto" never returns tool_calls. For a model whose config says
 either {"tool": NAME, "arguments": {...}} (one per tool, each with that tool's schema) or,
 unless a tool is required, {"answer": "..."}. The reply is turned back into an ordinary
 GenResponse with a tool call or text, so nothing above the model seam sees the difference.
-A tool_choice naming one function is emulated too, with a schema that admits only that
+tool_choice "none" keeps the tool instructions (the same prompt prefix) but no grammar: the
+model writes free text, e.g. code with quotes that a small model does not escape inside a JSON
+string. A tool_choice naming one function is emulated too, with a schema that admits only that
 tool: the native path would render the prompt through the server's own tool template, a
 different prefix from the emulated calls around it, so a server's prompt cache (llama.cpp)
 would process the whole conversation again for that one call. The instruction text does not
@@ -41,7 +43,7 @@ def _named(request: GenRequest) -> str | None:
 def needs_tool_emulation(request: GenRequest, config: ModelConfig) -> bool:
     if not request.tools or config.supports("auto_tool_choice"):
         return False
-    if request.tool_choice in (None, "auto", "required"):
+    if request.tool_choice in (None, "auto", "required", "none"):
         return True
     return _named(request) in {t.name for t in request.tools}
 
@@ -103,13 +105,16 @@ def emulated_request(request: GenRequest) -> GenRequest:
         messages[0] = Message("system", f"{messages[0].content or ''}\n\n{instruction}")
     else:
         messages.insert(0, Message("system", instruction))
+    free = request.tool_choice == "none"  # free text: no grammar
     return replace(
         request,
         messages=messages,
         tools=[],
         tool_choice=None,
         stream=False,
-        response_format={
+        response_format=None
+        if free
+        else {
             "type": "json_schema",
             "json_schema": {"name": "tool_or_answer", "schema": _schema(request)},
         },
@@ -119,6 +124,13 @@ def emulated_request(request: GenRequest) -> GenRequest:
 def response_from_emulation(
     request: GenRequest, response: GenResponse, call_index: int
 ) -> GenResponse:
+    if request.tool_choice == "none":  # free text; {"answer": ...} if it wrote that anyway
+        try:
+            data = json.loads(response.text)
+        except ValueError:
+            return response
+        answer = data.get("answer") if isinstance(data, dict) else None
+        return replace(response, text=answer) if isinstance(answer, str) else response
     try:
         data = json.loads(response.text)
     except ValueError as exc:

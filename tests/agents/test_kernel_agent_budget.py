@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.kernel import KernelAgent
+from agents.kernel.edits import functions_in
 from appl.testing import Rule
 from codegen_eval.kernelgym import KernelGym
 
@@ -32,23 +33,34 @@ def _forced_tool(body: dict[str, Any]) -> str | None:
 
 
 def _forced(body: dict[str, Any]) -> bool:
-    return _forced_tool(body) == "replace_function"  # the first forced edit tool
+    """The forced function rewrite: free text (no grammar) after the agent's request for it."""
+    last = body["messages"][-1]["content"] or ""
+    return "response_format" not in body and "Now write the fix" in last
 
 
-# the same broken fix as a whole-function rewrite, indented with spaces as models write it
-FUNCTION_EDIT = {
-    "tool": "replace_function",
-    "arguments": {
-        "name": "kgym_null_write",
-        "new_code": "static ssize_t kgym_null_write(struct file *file, const char __user *ubuf,\n"
-        "\t\t\t       size_t len, loff_t *off)\n{\n    char key[16] = {};\n"
-        "    struct kgym_entry *e;\n\n    if (len >= sizeof(key))\n        return -EINVAL;\n"
-        "    if (copy_from_user(key, ubuf, len))\n        return -EFAULT;\n    strim(key);\n"
-        "    e = kgym_null_lookup(key);\n    if (!e)\n        return -ENOENT\n"
-        '    e->value++;\n    pr_info("kgym_null: %s -> %d\\n", key, e->value);\n'
-        "    return len;\n}",
-    },
-}
+# the same broken fix as the whole function in a ```c block, indented with spaces as models
+# write it, with the line numbers it was shown, and quotes (no JSON string to escape them in)
+FUNCTION_ANSWER = """Here is the fix:
+```c
+   30\tstatic ssize_t kgym_null_write(struct file *file, const char __user *ubuf,
+   31\t\t\t\t       size_t len, loff_t *off)
+   32\t{
+   33\t    char key[16] = {};
+   34\t    struct kgym_entry *e;
+   35\t
+   36\t    if (len >= sizeof(key))
+   37\t        return -EINVAL;
+   38\t    if (copy_from_user(key, ubuf, len))
+   39\t        return -EFAULT;
+   40\t    strim(key);
+   41\t    e = kgym_null_lookup(key);
+   42\t    if (!e)
+   43\t        return -ENOENT
+   44\t    e->value++;
+   45\t    pr_info("kgym_null: %s -> %d\\n", key, e->value);
+   46\t    return len;
+   47\t}
+```"""
 
 
 # the same broken fix as a line-range insert before line 42 (`e->value++;`)
@@ -57,6 +69,13 @@ LINES_EDIT = {
     "arguments": {"path": "kgym_null.c", "first_line": 42, "last_line": 41,
                   "new_text": "\tif (!e)\n\t\treturn -ENOENT"},
 }  # fmt: skip
+NULL_SOURCE = (
+    Path(__file__).resolve().parents[2]
+    / "codegen_eval/kernelgym/bugs"
+    / BUG
+    / "src"
+    / "kgym_null.c"
+).read_text()
 LIKE_LOCAL = {"capabilities": {"auto_tool_choice": False, "n": False}}
 
 
@@ -153,7 +172,7 @@ async def test_planner_mode_fans_out_lookups_then_the_joiner_edits(scripted, tmp
                 match="root cause of a Linux kernel crash",
                 reply="Thought: e can be NULL.\nAction: Finish(check e after kgym_null_lookup)",
             ),
-            Rule(match=_forced, reply=json.dumps(FUNCTION_EDIT)),
+            Rule(match=_forced, reply=FUNCTION_ANSWER),
         ],
         model={**LIKE_LOCAL, "capabilities": {**LIKE_LOCAL["capabilities"], "json_schema": True}},
     )
@@ -161,7 +180,7 @@ async def test_planner_mode_fans_out_lookups_then_the_joiner_edits(scripted, tmp
     env = KernelGym(runs=1, check_baseline=False)
     result = await KernelAgent(env, mode="planner", max_steps=1, log_path=log).fix(BUG)
     assert [s.outcome for s in result.steps] == ["build_failed"]
-    assert result.turns == 3 and result.tool_calls == 2 + 1  # two lookups, one edit
+    assert result.turns == 3 and result.tool_calls == 2  # two lookups; the edit: a code block
     plan_request = next(b for b in server.requests if _is_plan_request(b))
     schema = plan_request["response_format"]["json_schema"]["schema"]
     tools = {
@@ -200,3 +219,27 @@ async def test_a_refused_edit_switches_tools_and_a_repeat_raises_temperature(scr
     assert "You sent exactly this edit before" in json.dumps(third)
     assert third["temperature"] == 0.8 and _forced_tool(third) == "replace_lines"
     assert "+\tif (!e)\n+\t\treturn -ENOENT\n" in result.steps[0].patch
+
+
+async def test_a_refused_rewrite_says_why_and_the_next_forced_edit_is_search_replace(
+    scripted,
+) -> None:
+    # the function written back unchanged, as small models do: the edit changes nothing
+    same = dict(functions_in(NULL_SOURCE))["kgym_null_write"]
+    cut = f"```c\n{same}\n```"
+    server = scripted(
+        [
+            Rule(
+                match=lambda b: _forced_tool(b) == "search_replace", reply=json.dumps(BROKEN_EDIT)
+            ),
+            Rule(match=_forced, reply=cut),
+        ],
+        model=LIKE_LOCAL,
+    )
+    env = KernelGym(runs=1, check_baseline=False)
+    result = await KernelAgent(env, max_steps=1, tool_rounds=1).fix(BUG)  # every call forced
+    assert [s.outcome for s in result.steps] == ["build_failed"]
+    first, second = server.requests[:2]
+    assert _forced(first) and "response_format" not in first  # free text, no grammar
+    assert "the edit changes nothing" in json.dumps(second)
+    assert _forced_tool(second) == "search_replace"

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from agents.kernel.edits import Edit, EditError, apply_edits, resolve_path, strip_build_paths
+from agents.kernel.edits import (
+    Edit,
+    EditError,
+    apply_edits,
+    functions_in,
+    resolve_path,
+    strip_build_paths,
+)
 from agents.kernel.tools import SourceTools
 from codegen_eval.kernelgym.env import SourceView
 
@@ -151,3 +158,33 @@ def test_replace_function_refuses_what_is_not_a_whole_function(
     answer = tools.replace_function(name, code)
     assert answer.startswith("Error:") and message in answer
     assert tools.take_patch() is None
+
+
+def test_an_answer_with_two_functions_edits_both_and_leaves_new_ones_out(tmp_path: Path) -> None:
+    defined = dict(functions_in(_read("kgym_null.c")))
+    assert {"kgym_null_lookup", "kgym_null_write", "kgym_null_init"} <= set(defined)
+    fixed = defined["kgym_null_write"].replace(
+        "\te->value++;", "\tif (!e)\n\t\treturn -ENOENT;\n\te->value++;"
+    )
+    lookup = defined["kgym_null_lookup"].replace("\tint i;", "\tsize_t i;")
+    helper = "static int helper(void)\n{\n\treturn 0;\n}"
+    answer = f"The lookup can fail.\n```c\n/* ok */\n{lookup}\n\n{helper}\n\n{fixed}\n```\nDone."
+    tools = SourceTools(SourceView(SRC), FILES)
+    note = tools.rewrite_functions(answer)
+    assert note is not None
+    assert note.startswith("Edit accepted (new functions are not added: helper)"), note
+    patch = tools.take_patch()
+    assert patch is not None
+    text = _applies(patch, tmp_path)
+    assert "\tif (!e)\n\t\treturn -ENOENT;\n\te->value++;" in text and "\tsize_t i;" in text
+
+
+def test_an_answer_without_functions_of_the_bug_is_no_edit() -> None:
+    tools = SourceTools(SourceView(SRC), FILES)
+    assert tools.rewrite_functions("Check e for NULL.") is None
+    assert tools.rewrite_functions("```c\nint other(void)\n{\n\treturn 1;\n}\n```") is None
+    # a block cut off inside the function is not a whole function: no edit either
+    assert (
+        tools.rewrite_functions("```c\nstatic ssize_t kgym_null_write(int x)\n{\n\tif (x) {")
+        is None
+    )

@@ -93,6 +93,28 @@ async def test_a_forced_function_is_emulated_with_only_that_tool(scripted) -> No
     assert server.requests[1]["messages"][0] == body["messages"][0]
 
 
+async def test_tool_choice_none_keeps_the_prefix_and_frees_the_answer(scripted) -> None:
+    # code with quotes, as a small model writes it: no grammar, so nothing cuts it at a quote
+    code = '```c\nvoid f(void)\n{\n\tpr_info("x");\n}\n```'
+    server = scripted(
+        [
+            Rule(match=lambda b: "response_format" not in b, reply=code),
+            Rule(reply='{"answer": "a"}'),
+        ],
+        model=NO_AUTO,
+    )
+    auto = await get_model().generate(_request("Lima"))
+    free = await get_model().generate(_request("Lima", tool_choice="none"))
+    assert auto.text == "a" and free.text == code and not free.tool_calls
+    grammar, plain = server.requests
+    assert "response_format" in grammar and "tools" not in plain and "tool_choice" not in plain
+    assert plain["messages"][0] == grammar["messages"][0]  # the same prefix: cache reused
+    # a model that wrote the JSON answer anyway is unwrapped
+    server.rules.insert(0, Rule(reply='{"answer": "unwrapped"}'))
+    again = await get_model().generate(_request("Lima", tool_choice="none"))
+    assert again.text == "unwrapped"
+
+
 async def test_a_reply_that_is_neither_is_a_clear_error(scripted) -> None:
     scripted([Rule(reply='{"something": "else"}')], model={**NO_AUTO, "max_retries": 0})
     with pytest.raises(BadResponseError, match="emulated tool choice"):
