@@ -90,6 +90,7 @@ NO_EDIT = (
     "That was no fix. Write the whole new code of the function that must change, with the fix "
     "in it, in one ```c code block."
 )
+SAME_ANSWER = "You wrote exactly this before; write it differently."
 # The forced "replace_function" call is free text (tool_choice "none": the same prompt prefix,
 # no grammar): small models put unescaped quotes in code inside a JSON string, which the
 # grammar then closes (the 1.5B model's printk(KERN_ERR "...") ended its new_code there).
@@ -436,6 +437,7 @@ class KernelAgent:
         since_step = 0
         failures = 0
         refused: set[str] = set()  # edits the tools refused (name + arguments)
+        answers: set[str] = set()  # plain answers that made no edit
         edit_tool, temperature = "replace_function", self.temperature
         while len(result.steps) < self.max_steps and result.turns < self.max_turns:
             forced = edit_tool if force_next or since_step >= self.tool_rounds - 1 else None
@@ -483,7 +485,13 @@ class KernelAgent:
             if patch is None:
                 since_step += 1
                 if not reply.tool_calls and note is None:
-                    messages.append(Message("user", NO_EDIT))
+                    # the same answer again (the 1.5B model wrote one five times at the same
+                    # temperature): say so and sample hotter
+                    again = reply.text in answers
+                    answers.add(reply.text)
+                    if again:
+                        temperature = max(self.temperature, REPEAT_TEMPERATURE)
+                    messages.append(Message("user", NO_EDIT + (f" {SAME_ANSWER}" if again else "")))
                 continue
             if self.build_check and await self._failed_build_check(patch, obs, messages, result):
                 force_next = True  # the next call edits again; no step was spent

@@ -154,11 +154,13 @@ _FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
 
 
 def _without_line_numbers(text: str) -> str:
-    """Code copied from the tools' numbered output, without the numbers (only when every
-    non-blank line has one: a line of code may start with a digit)."""
+    """Code copied from the tools' numbered output, without the numbers. Only when most
+    non-blank lines have one (the 1.5B model put an unnumbered `// file.c` line above its
+    numbered copy); a single line of code that starts with a number stays as it is."""
     lines = text.split("\n")
     solid = [line for line in lines if line.strip()]
-    if not solid or not all(_LINE_NUMBER.match(line) for line in solid):
+    numbered = sum(1 for line in solid if _LINE_NUMBER.match(line))
+    if numbered < 2 or numbered * 2 < len(solid):
         return text
     return "\n".join(_LINE_NUMBER.sub("", line, count=1) for line in lines)
 

@@ -188,3 +188,15 @@ def test_an_answer_without_functions_of_the_bug_is_no_edit() -> None:
         tools.rewrite_functions("```c\nstatic ssize_t kgym_null_write(int x)\n{\n\tif (x) {")
         is None
     )
+
+
+def test_a_numbered_copy_under_a_comment_line_is_still_code(tmp_path: Path) -> None:
+    # the 1.5B model's answer: an unnumbered `// file` line over the numbered function
+    tools = SourceTools(SourceView(SRC), FILES)
+    shown = tools.read_function("kgym_null_write").split("\n")[1:]
+    at = next(i for i, line in enumerate(shown) if "e = kgym_null_lookup(key);" in line)
+    body = [*shown[: at + 1], "   42\t\tif (!e)", "   43\t\t\treturn -ENOENT;", *shown[at + 1 :]]
+    note = tools.rewrite_functions("```c\n// kgym_null.c\n" + "\n".join(body) + "\n```")
+    assert note is not None and note.startswith("Edit accepted"), note
+    patch = tools.take_patch()
+    assert patch == (BUGS / "t0-null-deref" / "fix.patch").read_text().split("\n", 1)[1]
