@@ -91,6 +91,10 @@ NO_EDIT = (
     "in it, in one ```c code block."
 )
 SAME_ANSWER = "You wrote exactly this before; write it differently."
+TRIED = (
+    "This is the same patch as your try {step}, whose result was {outcome}. It would fail the "
+    "same way; write a different fix."
+)
 # The forced "replace_function" call is free text (tool_choice "none": the same prompt prefix,
 # no grammar): small models put unescaped quotes in code inside a JSON string, which the
 # grammar then closes (the 1.5B model's printk(KERN_ERR "...") ended its new_code there).
@@ -492,6 +496,14 @@ class KernelAgent:
                     if again:
                         temperature = max(self.temperature, REPEAT_TEMPERATURE)
                     messages.append(Message("user", NO_EDIT + (f" {SAME_ANSWER}" if again else "")))
+                continue
+            earlier = next((r for r in result.steps if r.patch == patch), None)
+            if earlier is not None:  # the gym would only say the same again: no step
+                messages.append(
+                    Message("user", TRIED.format(step=earlier.step, outcome=earlier.outcome))
+                )
+                temperature = max(self.temperature, REPEAT_TEMPERATURE)
+                force_next = True
                 continue
             if self.build_check and await self._failed_build_check(patch, obs, messages, result):
                 force_next = True  # the next call edits again; no step was spent

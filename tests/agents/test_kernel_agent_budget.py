@@ -243,3 +243,15 @@ async def test_a_refused_rewrite_says_why_and_the_next_forced_edit_is_search_rep
     assert _forced(first) and "response_format" not in first  # free text, no grammar
     assert "the edit changes nothing" in json.dumps(second)
     assert _forced_tool(second) == "search_replace"
+
+
+async def test_a_patch_already_tried_is_not_stepped_again(scripted) -> None:
+    # the model sends the same broken edit every time: one step, then it is told so instead
+    server = scripted([Rule(reply=json.dumps(BROKEN_EDIT))], model=LIKE_LOCAL)
+    env = KernelGym(runs=1, check_baseline=False)
+    result = await KernelAgent(env, max_steps=2, max_turns=3, tool_rounds=10).fix(BUG)
+    assert [s.outcome for s in result.steps] == ["build_failed"]
+    assert result.turns == 3 and result.stopped == "max_turns"
+    told = json.dumps(server.requests[2])
+    assert "This is the same patch as your try 1, whose result was build_failed" in told
+    assert server.requests[2]["temperature"] == 0.8
