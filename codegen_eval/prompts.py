@@ -42,8 +42,9 @@ EXPERTISE: dict[str, str] = {
     ),
     "openmp": (
         "You are an expert OpenMP programmer writing C. Parallelise the hot loops with "
-        "`#pragma omp parallel for` and the right clauses: `reduction` for sums, minima and "
-        "maxima, `private` for per-iteration temporaries, `schedule` for irregular work. Avoid "
+        "`#pragma omp parallel for` and the right clauses: `reduction(+:sum)` for a sum, "
+        "`reduction(min:m)` or `reduction(max:m)` for a minimum or maximum, `private(t)` for "
+        "per-iteration temporaries, `schedule(dynamic)` for irregular work. Avoid "
         "data races (a shared accumulator without a reduction or atomic is a bug) and keep "
         "the result identical to the sequential one where the spec demands exact answers."
     ),
