@@ -43,6 +43,7 @@ from typing import Any
 
 from agents.kernel.diff import extract_diff, hunks
 from agents.kernel.edits import strip_build_paths
+from agents.kernel.hints import crash_hint
 from agents.kernel.tools import EDIT_TOOLS, SourceTools, numbered
 from appl import Message, ModelError, StructuredOutputError, ToolError
 from appl.window import ContextBudget, context_window, gen_within
@@ -210,6 +211,8 @@ def briefing(obs: Observation) -> str:
     crashes = parse_console(obs.crash_report) if obs.crash_report else []
     crash = crashes[0] if crashes else None
     parts = [f"Bug {obs.bug_id}: {obs.title}"]
+    if hint := crash_hint(obs.title):
+        parts.append(f"What such a report usually means: {hint}")
     if obs.description:
         parts.append(f"About the code: {obs.description}")
     if crash is not None:
@@ -264,9 +267,11 @@ def _feedback(step: StepResult, patch: str, obs: Observation) -> str:
         return f"{head} The build failed:\n```\n{_trim(step.detail)}\n```\nFix the errors. {again}"
     if step.outcome == Outcome.REPRODUCED:
         same = "the same crash" if step.matches_expected else "a different crash"
+        hint = crash_hint(step.title)
         return (
             f"{head} The reproducer still crashes the kernel ({same}): {step.title}\n"
-            f"Console:\n```\n{_trim(step.console_excerpt)}\n```\n{again}"
+            + (f"What such a report usually means: {hint}\n" if hint else "")
+            + f"Console:\n```\n{_trim(step.console_excerpt)}\n```\n{again}"
         )
     if step.outcome == Outcome.FUNCTION_BROKEN:
         return (

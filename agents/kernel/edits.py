@@ -35,6 +35,7 @@ __all__ = [
     "function_text",
     "functions_in",
     "resolve_path",
+    "restore_string_escapes",
 ]
 
 # The module builder copies the bug's source into a temporary directory
@@ -153,6 +154,47 @@ _LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|: |\| | {2,})")
 _FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
 
 
+def restore_string_escapes(code: str) -> str:
+    """A real newline or tab inside a C string or character literal, written back as `\\n` /
+    `\\t`. C has no raw newlines in literals, so one there is a JSON escape the model meant
+    for C: the 1.5B model's `pr_info("... %u\\n", ...)` arrived with `\\n` decoded by JSON,
+    and did not build."""
+    out: list[str] = []
+    quote = ""  # the open literal's quote, or "" outside literals
+    comment = ""  # "//" or "/*" while inside a comment
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if comment == "//":
+            comment = "" if c == "\n" else comment
+        elif comment == "/*":
+            if code.startswith("*/", i):
+                out.append("*/")
+                comment, i = "", i + 2
+                continue
+        elif quote:
+            if c == "\\" and i + 1 < len(code) and code[i + 1] != "\n":
+                out.append(code[i : i + 2])
+                i += 2
+                continue
+            if c in "\n\t":
+                out.append("\\n" if c == "\n" else "\\t")
+                i += 1
+                continue
+            if c == quote:
+                quote = ""
+        elif code.startswith(("//", "/*"), i):
+            comment = code[i : i + 2]
+            out.append(comment)
+            i += 2
+            continue
+        elif c in "\"'":
+            quote = c
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def _without_line_numbers(text: str) -> str:
     """Code copied from the tools' numbered output, without the numbers. Only when most
     non-blank lines have one (the 1.5B model put an unnumbered `// file.c` line above its
@@ -224,8 +266,9 @@ def _apply_one(text: str, edit: Edit) -> str:
     trailing_newline = text.endswith("\n")
     if trailing_newline:
         lines = lines[:-1]
-    new_lines = edit.replace.replace("\r\n", "\n").split("\n") if edit.replace else []
-    if new_lines and new_lines[-1] == "" and edit.replace.endswith("\n"):
+    replacement = restore_string_escapes(edit.replace.replace("\r\n", "\n"))
+    new_lines = replacement.split("\n") if replacement else []
+    if new_lines and new_lines[-1] == "" and replacement.endswith("\n"):
         new_lines.pop()
     if edit.search is not None:
         search = _strip_blank(edit.search.replace("\r\n", "\n").split("\n"))
@@ -238,8 +281,8 @@ def _apply_one(text: str, edit: Edit) -> str:
             holders = [i for i, line in enumerate(lines) if fragment in line]
             if len(holders) == 1 and fragment:
                 i = holders[0]
-                if not _STATEMENT.match(edit.replace) or lines[i].strip().startswith(fragment):
-                    lines[i] = lines[i].replace(fragment, edit.replace.strip("\n"), 1)
+                if not _STATEMENT.match(replacement) or lines[i].strip().startswith(fragment):
+                    lines[i] = lines[i].replace(fragment, replacement.strip("\n"), 1)
                     return "\n".join(lines) + ("\n" if trailing_newline else "")
                 # Statements for an expression (`if (...) return ...;` for `div_u64(...)` of
                 # `return div_u64(...);`): spliced in place they give `return if (...)`. The

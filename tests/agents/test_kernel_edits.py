@@ -13,6 +13,7 @@ from agents.kernel.edits import (
     apply_edits,
     functions_in,
     resolve_path,
+    restore_string_escapes,
     strip_build_paths,
 )
 from agents.kernel.tools import SourceTools
@@ -200,3 +201,19 @@ def test_a_numbered_copy_under_a_comment_line_is_still_code(tmp_path: Path) -> N
     assert note is not None and note.startswith("Edit accepted"), note
     patch = tools.take_patch()
     assert patch == (BUGS / "t0-null-deref" / "fix.patch").read_text().split("\n", 1)[1]
+
+
+def test_newlines_that_json_decoded_inside_c_strings_are_escapes_again() -> None:
+    broken = (
+        'pr_info("avg %u\n", x); // it\'s "fine"\n\tc = \'\t\';\n/* a "quote\n */ s = "a\\"b\n";'
+    )
+    assert restore_string_escapes(broken) == (
+        'pr_info("avg %u\\n", x); // it\'s "fine"\n\tc = \'\\t\';\n/* a "quote\n */ s = "a\\"b\\n";'
+    )
+    edit = Edit(
+        "kgym_null.c",
+        search='\tpr_info("kgym_null: %s -> %d\\n", key, e->value);',
+        replace='\tif (!e)\n\t\treturn -ENOENT;\n\tpr_info("kgym_null: %s -> %d\n", key, e->value);',
+    )
+    diff = apply_edits([edit], FILES, _read)
+    assert '+\tif (!e)\n+\t\treturn -ENOENT;\n \tpr_info("kgym_null: %s -> %d\\n", key' in diff
