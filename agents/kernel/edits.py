@@ -348,5 +348,11 @@ def apply_edits(edits: list[Edit], files: list[str], read: Callable[[str], str])
         )
     if not parts:
         raise EditError("the edit changes nothing: the replacement equals the original text")
+    if all(originals[p].split() == changed[p].split() for p in originals):
+        # the 1.5B model wrote a function back with one blank line less: a step spent on it
+        raise EditError(
+            "the edit changes only blank lines or indentation, not the code: change the code "
+            "that causes the crash"
+        )
     diff = "".join(p if p.endswith("\n") else p + "\n\\ No newline at end of file\n" for p in parts)
     return diff

@@ -67,6 +67,10 @@ def test_line_range_insert_and_replace(tmp_path: Path) -> None:
         (Edit("kgym_null.c", replace="x", first_line=900, last_line=901), "outside kgym_null.c"),
         (Edit("kgym_null.c", search="\tstrim(key);", replace="\tstrim(key);"), "changes nothing"),
         (Edit("kgym_null.c", search="\n  \n", replace="x"), "search text is empty"),
+        (
+            Edit("kgym_null.c", search="\tstrim(key);", replace="\n    strim(key);\n"),
+            "changes only blank lines or indentation",
+        ),
     ],
 )
 def test_bad_edits_are_refused_with_a_reason(edit: Edit, message: str) -> None:
