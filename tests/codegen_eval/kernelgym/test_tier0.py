@@ -93,3 +93,43 @@ async def test_a_fix_that_refuses_the_work_is_function_broken(scorer: Scorer) ->
     step = await scorer.score(bug, hack)
     assert step.outcome is Outcome.FUNCTION_BROKEN, step.detail + step.console_excerpt[-3000:]
     assert "cmd 7 returned -1, must be accepted" in step.detail
+
+
+def _edited(bug, name: str, old: str, new: str) -> str:  # type: ignore[no-untyped-def]
+    """The unified diff that replaces the one line `old` of the bug's `name` by `new`."""
+    import difflib
+
+    before = (bug.source_dir / name).read_text()
+    assert before.count(old) == 1, old
+    after = before.replace(old, new)
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True),
+            f"a/{name}", f"b/{name}",
+        )
+    )  # fmt: skip
+
+
+# Near misses the 1.5B kernel agent sent, which the gym scored `resolved` until the
+# reproducers checked the boundary and the refusal (docs/agents.md).
+NEAR_MISSES = [
+    # off by one: 8 == KGYM_RING still loops forever
+    ("t0-soft-lockup", "kgym_lockup.c", "\tspin_lock(&kgym_lock);\n",
+     "\tif (end > KGYM_RING)\n\t\treturn -EINVAL;\n\tspin_lock(&kgym_lock);\n", "reproduced"),
+    # the full stack drops the value and the write still reports success
+    ("t0-bug-on", "kgym_bugon.c", "\tBUG_ON(kgym_depth >= KGYM_STACK_MAX);\n",
+     "\tif (kgym_depth >= KGYM_STACK_MAX)\n\t\treturn;\n", "function_broken"),
+    # the report silenced: the second start goes through
+    ("t0-warn", "kgym_warn.c", "\tWARN_ON(kgym_state != KGYM_IDLE);\n", "", "function_broken"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("bug_id", "name", "old", "new", "outcome"), NEAR_MISSES, ids=[m[0] for m in NEAR_MISSES]
+)
+async def test_near_misses_are_not_resolved(
+    bug_id: str, name: str, old: str, new: str, outcome: str, scorer: Scorer
+) -> None:
+    bug = next(b for b in TIER0 if b.id == bug_id)
+    step = await scorer.score(bug, _edited(bug, name, old, new))
+    assert step.outcome == outcome, step.detail + step.console_excerpt[-3000:]

@@ -1,4 +1,6 @@
-// Reproducer for kgym_bugon: push more values than the stack holds.
+// Reproducer for kgym_bugon: push more values than the stack holds. A push on the full stack
+// must be refused: dropping the value and reporting success (what a small model wrote) loses
+// data silently.
 #include "kgym_repro.h"
 
 #define PROC "/proc/kgym_bugon"
@@ -10,7 +12,7 @@ int main(void)
 	run(PROC, "2", FIRST_RUN_WORKS);
 	run(PROC, "3", FIRST_RUN_WORKS);
 	run(PROC, "4", FIRST_RUN_WORKS);
-	run(PROC, "5", ANY);
-	run(PROC, "6", ANY);
+	run(PROC, "5", MUST_FAIL);
+	run(PROC, "6", MUST_FAIL);
 	return kgym_end();
 }
