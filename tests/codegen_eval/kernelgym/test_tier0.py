@@ -96,7 +96,7 @@ async def test_a_fix_that_refuses_the_work_is_function_broken(scorer: Scorer) ->
 
 
 def _edited(bug, name: str, old: str, new: str) -> str:  # type: ignore[no-untyped-def]
-    """The unified diff that replaces the one line `old` of the bug's `name` by `new`."""
+    """The unified diff that replaces the text `old` (once in the file) of `name` by `new`."""
     import difflib
 
     before = (bug.source_dir / name).read_text()
@@ -119,6 +119,10 @@ NEAR_MISSES = [
     # the full stack drops the value and the write still reports success
     ("t0-bug-on", "kgym_bugon.c", "\tBUG_ON(kgym_depth >= KGYM_STACK_MAX);\n",
      "\tif (kgym_depth >= KGYM_STACK_MAX)\n\t\treturn;\n", "function_broken"),
+    # no peek: the popped job 0 is reported as the next one (only the kernel log shows it)
+    ("t0-gpf", "kgym_gpf.c",
+     "\t/* peek at the job that is now at the head of the queue */\n"
+     "\tjob = list_entry(job->node.next, struct kgym_job, node);\n", "", "function_broken"),
     # the report silenced: the second start goes through
     ("t0-warn", "kgym_warn.c", "\tWARN_ON(kgym_state != KGYM_IDLE);\n", "", "function_broken"),
 ]  # fmt: skip

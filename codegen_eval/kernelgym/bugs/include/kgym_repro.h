@@ -50,6 +50,39 @@ static void run(const char *proc, const char *s, enum want want)
 	}
 }
 
+// For modules whose result is only printed: a line the kernel log must hold since boot (read
+// from /dev/kmsg, which the gym's init mounts). Missing: KGYM-FUNC-FAIL.
+static void expect_log(const char *needle)
+{
+	char rec[1024];
+	int found = 0;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd < 0) {
+		printf("KGYM-FUNC-FAIL cannot read /dev/kmsg: %s\n", strerror(errno));
+		broken = 1;
+		return;
+	}
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue; // records overwritten while reading: go on with the next
+		if (n <= 0)
+			break; // EAGAIN: the end of the log
+		rec[n] = 0;
+		if (strstr(rec, needle)) {
+			found = 1;
+			break;
+		}
+	}
+	close(fd);
+	if (!found) {
+		printf("KGYM-FUNC-FAIL the kernel log lacks \"%s\"\n", needle);
+		broken = 1;
+	}
+}
+
 // Call first: marks the boot's first run (the initramfs root is fresh on every boot).
 static void kgym_begin(void)
 {
