@@ -123,13 +123,29 @@ NEAR_MISSES = [
     ("t0-gpf", "kgym_gpf.c",
      "\t/* peek at the job that is now at the head of the queue */\n"
      "\tjob = list_entry(job->node.next, struct kgym_job, node);\n", "", "function_broken"),
+    # never true for a node never initialised: nothing is ever registered
+    ("t0-list-corruption", "kgym_list.c", "\tlist_add(&h->node, &kgym_registry);\n",
+     "\tif (list_empty(&h->node))\n\t\tlist_add(&h->node, &kgym_registry);\n",
+     "function_broken"),
+    # unlink and link again (the agent's patch): the only handler, registered twice, is lost
+    ("t0-list-corruption", "kgym_list.c", "\tlist_add(&h->node, &kgym_registry);\n",
+     "\tif (list_empty(&kgym_registry)) {\n\t\tlist_add(&h->node, &kgym_registry);\n"
+     "\t} else {\n\t\tstruct kgym_handler *existing;\n"
+     "\t\tlist_for_each_entry(existing, &kgym_registry, node) {\n"
+     "\t\t\tif (strcmp(existing->name, h->name) == 0) {\n"
+     "\t\t\t\tlist_del(&existing->node);\n\t\t\t\tbreak;\n\t\t\t}\n\t\t}\n"
+     "\t\tif (!list_empty(&kgym_registry))\n\t\t\tlist_add(&h->node, &kgym_registry);\n"
+     "\t\telse\n\t\t\tprintk(KERN_ERR \"List is full\\n\");\n\t}\n",
+     "function_broken"),
     # the report silenced: the second start goes through
     ("t0-warn", "kgym_warn.c", "\tWARN_ON(kgym_state != KGYM_IDLE);\n", "", "function_broken"),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("bug_id", "name", "old", "new", "outcome"), NEAR_MISSES, ids=[m[0] for m in NEAR_MISSES]
+    ("bug_id", "name", "old", "new", "outcome"),
+    NEAR_MISSES,
+    ids=[f"{m[0]}-{i}" for i, m in enumerate(NEAR_MISSES)],
 )
 async def test_near_misses_are_not_resolved(
     bug_id: str, name: str, old: str, new: str, outcome: str, scorer: Scorer

@@ -83,6 +83,29 @@ static void expect_log(const char *needle)
 	}
 }
 
+// For modules that list their state when read: `name` must be on exactly one line of `proc`.
+static void expect_listed_once(const char *proc, const char *name)
+{
+	char buf[4096], *line, *save = NULL;
+	int fd = open(proc, O_RDONLY), n, count = 0;
+
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		printf("KGYM-FUNC-FAIL cannot read %s: %s\n", proc, strerror(errno));
+		broken = 1;
+		return;
+	}
+	buf[n] = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		count += !strcmp(line, name);
+	if (count != 1) {
+		printf("KGYM-FUNC-FAIL %s lists %s %d times, must be once\n", proc, name, count);
+		broken = 1;
+	}
+}
+
 // Call first: marks the boot's first run (the initramfs root is fresh on every boot).
 static void kgym_begin(void)
 {

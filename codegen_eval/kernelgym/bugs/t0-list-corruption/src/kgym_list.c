@@ -47,13 +47,29 @@ static ssize_t kgym_list_write(struct file *file, const char __user *ubuf,
 	return err ? err : len;
 }
 
+/* reading the file lists the registered handlers, one name per line */
+static ssize_t kgym_list_read(struct file *file, char __user *ubuf,
+			      size_t len, loff_t *off)
+{
+	struct kgym_handler *h;
+	char buf[64];
+	int n = 0;
+
+	mutex_lock(&kgym_lock);
+	list_for_each_entry(h, &kgym_registry, node)
+		n += scnprintf(buf + n, sizeof(buf) - n, "%s\n", h->name);
+	mutex_unlock(&kgym_lock);
+	return simple_read_from_buffer(ubuf, len, off, buf, n);
+}
+
 static const struct proc_ops kgym_list_ops = {
+	.proc_read = kgym_list_read,
 	.proc_write = kgym_list_write,
 };
 
 static int __init kgym_list_init(void)
 {
-	if (!proc_create("kgym_list", 0222, NULL, &kgym_list_ops))
+	if (!proc_create("kgym_list", 0666, NULL, &kgym_list_ops))
 		return -ENOMEM;
 	return 0;
 }
