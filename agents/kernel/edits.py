@@ -27,6 +27,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from codegen_eval.kernelgym.env import matching_brace
+
 __all__ = [
     "Edit",
     "EditError",
@@ -248,16 +250,11 @@ def functions_in(code: str) -> list[tuple[str, str]]:
         if m[1] in _NOT_FUNCTIONS or brace == -1 or (semi != -1 and semi < brace):
             pos = m.end()
             continue
-        depth, i = 0, brace
-        while i < len(code):
-            depth += {"{": 1, "}": -1}.get(code[i], 0)
-            if depth == 0:
-                break
-            i += 1
-        if depth != 0:
+        close = matching_brace(code, brace)
+        if close is None:
             break  # cut off: not a whole function
-        found.append((m[1], code[m.start() : i + 1]))
-        pos = i + 1
+        found.append((m[1], code[m.start() : close + 1]))
+        pos = close + 1
     return found
 
 

@@ -88,21 +88,28 @@ class SourceView:
         return None
 
 
+def matching_brace(text: str, brace: int) -> int | None:
+    """Index of the `}` that closes the `{` at `brace`, or None when the text ends first."""
+    depth = 0
+    for i in range(brace, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
 def _extract(text: str, pattern: re.Pattern[str]) -> tuple[int, str] | None:
     for m in pattern.finditer(text):
         brace = text.find("{", m.end())
         semi = text.find(";", m.end())
         if brace == -1 or (semi != -1 and semi < brace):
             continue  # a declaration or a call, not a definition
-        depth, i = 0, brace
-        while i < len(text):
-            if text[i] == "{":
-                depth += 1
-            elif text[i] == "}":
-                depth -= 1
-                if depth == 0:
-                    return text.count("\n", 0, m.start()) + 1, text[m.start() : i + 1]
-            i += 1
+        close = matching_brace(text, brace)
+        if close is not None:
+            return text.count("\n", 0, m.start()) + 1, text[m.start() : close + 1]
     return None
 
 
