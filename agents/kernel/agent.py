@@ -44,7 +44,7 @@ from typing import Any
 from agents.kernel.diff import extract_diff, hunks
 from agents.kernel.edits import strip_build_paths
 from agents.kernel.hints import crash_hint
-from agents.kernel.tools import EDIT_TOOLS, SourceTools, numbered
+from agents.kernel.tools import EDIT_TOOLS, SourceTools, numbered, numbered_function
 from appl import Message, ModelError, StructuredOutputError, ToolError
 from appl.window import ContextBudget, context_window, gen_within
 from codegen_eval.kernelgym.crash import CrashReport, parse_console
@@ -175,12 +175,8 @@ def _local_definitions(obs: Observation, names: list[str], limit: int = 3) -> li
                     continue
             except (FileNotFoundError, OSError):
                 continue
-            found = obs.source.read_function(name, hint_files=[rel])
-            if found:
-                header, _, body = found.partition("\n")
-                hm = re.match(r"// (.+):(\d+)$", header)
-                if hm:
-                    shown.append(f"// {hm[1]}\n" + numbered(body, int(hm[2])))
+            if text := numbered_function(obs.source.read_function(name, hint_files=[rel])):
+                shown.append(text)
             break
         if len(shown) >= limit:
             break

@@ -29,6 +29,23 @@ def numbered(text: str, first: int) -> str:
     return "\n".join(f"{first + i:5d}\t{line}" for i, line in enumerate(text.split("\n")))
 
 
+def located(found: str | None) -> tuple[str, int, str] | None:
+    """SourceView.read_function's answer (`// path:line` over the body) as (path, first
+    line, body); None when there is none or it has no such header."""
+    if found is None:
+        return None
+    header, _, body = found.partition("\n")
+    m = re.match(r"// (.+):(\d+)$", header)
+    return (m[1], int(m[2]), body) if m else None
+
+
+def numbered_function(found: str | None) -> str | None:
+    """A function found by SourceView.read_function, as the model reads it: its file, then
+    its lines numbered."""
+    where = located(found)
+    return None if where is None else f"// {where[0]}\n" + numbered(where[2], where[1])
+
+
 def _cap(text: str, limit: int = MAX_CHARS) -> str:
     if len(text) <= limit:
         return text
@@ -92,12 +109,11 @@ class SourceTools:
 
     def _function_range(self, name: str) -> tuple[str, int, int] | None:
         """(path, first line, last line) of the definition of `name` in this bug's files."""
-        found = self.source.read_function(name, hint_files=self.files)
-        m = re.match(r"// (.+):(\d+)\n", found or "")
-        if found is None or m is None or resolve_path(m[1], self.files) not in self.files:
+        where = located(self.source.read_function(name, hint_files=self.files))
+        if where is None or resolve_path(where[0], self.files) not in self.files:
             return None
-        first = int(m[2])
-        return m[1], first, first + found[m.end() :].count("\n")
+        path, first, body = where
+        return path, first, first + body.count("\n")
 
     def rewrite_functions(self, answer: str) -> str | None:
         """A plain answer holding whole functions (in ```c blocks) as edits: each function of
@@ -178,11 +194,7 @@ class SourceTools:
         found = self.source.read_function(name, hint_files=self.files)
         if found is None:
             return f"Error: no definition of {name!r} found"
-        header, _, body = found.partition("\n")
-        m = re.match(r"// (.+):(\d+)$", header)
-        if m is None:
-            return _cap(found)
-        return _cap(f"// {m[1]}\n" + numbered(body, int(m[2])))
+        return _cap(numbered_function(found) or found)
 
     def list_files(self, prefix: str = "") -> str:
         """List the source files (paths relative to the source root).
