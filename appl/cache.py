@@ -14,7 +14,9 @@ what the requests cost, whether or not the server was asked.
 
 Only answers are kept, never errors; two identical requests in flight at once both go to the
 server (the first answer is kept). The cache lives in memory for the `with` block and chains
-to the resolver that was installed before (a tracer, a replay).
+to the process-wide resolver installed before it (`set_model_resolver`: a tracer, a replay). A
+context-scoped resolver (`use_model_resolver`) comes before any process-wide one, so calls
+made under one are not cached.
 """
 
 from __future__ import annotations
