@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.repair.diagnostics import diagnostic_hints
 from agents.repair.prompts import (
     answer_code,
     fence_tag,
@@ -58,6 +59,7 @@ class Round:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     request: str = "repair"  # draft (round 1) | repair | restart (a fresh draft)
+    readings: list[str] = field(default_factory=list)  # sent with the next repair request
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -74,6 +76,7 @@ class Round:
             "code_sha": hashlib.sha256(self.code.encode()).hexdigest()[:12],
             "code": self.code[:CODE_IN_HISTORY],
             "explanation": self.score.explanation[:EXPLANATION_IN_HISTORY],
+            "readings": list(self.readings),
         }
 
 
@@ -135,6 +138,7 @@ async def _repair(
     feedback: str,
     quoted: str,
     hint: str,
+    readings: list[str],
     round_no: int,
     *,
     model: str | None,
@@ -154,6 +158,9 @@ async def _repair(
         "The lines of your code that the report points at:"
         f"```text\n{quoted}\n```"
     hint
+    if readings:
+        listed = "\n".join(f"- {r}" for r in readings)
+        f"What the report means:\n{listed}"
     "Reply with the complete corrected solution in the required format."
     return await gen(
         model=model, temperature=temperature, seed=seed, max_tokens=max_tokens
@@ -185,6 +192,7 @@ class RepairSolver:
         feedback_chars: int = 1500,
         max_scoring: int | None = None,
         restart_on_repeat: bool = False,
+        diagnostic_hints: bool = True,
     ) -> None:
         if scorer is None and scorer_for is None:
             raise ValueError("RepairSolver needs a scorer (or scorer_for)")
@@ -203,6 +211,9 @@ class RepairSolver:
         # the 0.5B model): that round is spent for nothing. With restart_on_repeat, the round
         # after a repeat is a fresh first draft (its own seed) instead of another repair.
         self.restart_on_repeat = restart_on_repeat
+        # Readings of the report's messages (agents.repair.diagnostics) in repair requests;
+        # off, the request carries the raw report only (the behaviour measured before them).
+        self.diagnostic_hints = diagnostic_hints
         self._sems: dict[int, asyncio.Semaphore] = {}
 
     def describe(self) -> dict[str, Any]:
@@ -216,6 +227,7 @@ class RepairSolver:
             "seed": self.seed,
             "feedback_chars": self.feedback_chars,
             "restart_on_repeat": self.restart_on_repeat,
+            "diagnostic_hints": self.diagnostic_hints,
         }
 
     # -- Solver protocol ------------------------------------------------------------------
@@ -282,6 +294,11 @@ class RepairSolver:
     ) -> GenResult:
         fence = fence_tag(sample)
         previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
+        if self.diagnostic_hints:
+            language = str(sample.metadata.get("language", ""))
+            current.readings = diagnostic_hints(
+                current.score.explanation, current.code, language=language
+            )
         return await _repair(
             system,
             sample.input,
@@ -290,6 +307,7 @@ class RepairSolver:
             trim(current.score.explanation or "(no details)", self.feedback_chars),
             quote_diagnosed_lines(current.score.explanation, current.code, sample.files),
             repair_hint(current.score.failure_class),
+            current.readings,
             round_no,
             model=self.model,
             temperature=self.repair_temperature,
@@ -370,5 +388,6 @@ SOLVER_OPTIONS: dict[str, type] = {
     "feedback_chars": int,
     "max_scoring": int,
     "restart_on_repeat": bool,
+    "diagnostic_hints": bool,
 }
 with_repair.solver_options = SOLVER_OPTIONS  # type: ignore[attr-defined]

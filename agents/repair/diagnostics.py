@@ -1,0 +1,194 @@
+"""What a compiler's or simulator's message means, in a sentence a small model can act on.
+
+The repair prompt carries the raw report, but a 0.5B model does not act on it: told
+`TopModule.sv:10: syntax error` on `reg [1:0] y_and = '0';` it rewrote the module and added
+errors, and 37 of its 88 Verilog repair rounds wrote the failing code again. Most of those
+failures are the same few habits (logs of `benchmarks/repair_budget.py`, Verilog and
+hpc-kernels at 0.5B): VHDL spelled inside Verilog (`'1'`, `--` comments, `elsif`, `:=`), an
+output port declared a second time, statements outside an always block, a `main()` beside the
+harness's own, MPI calls with arguments missing, `cudaMalloc(d_x, ...)`.
+
+So each reading here is keyed on what the report or the quoted line says, never on a
+problem's name, and states the rule the code broke - the same reading a reviewer who knows the
+language would give any program with that message. The model still writes the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+__all__ = ["MPI_SIGNATURES", "diagnostic_hints"]
+
+# The C bindings of the MPI calls generated code uses most, for "too few arguments to
+# function 'MPI_Send'": gcc's own note points into mpi.h, which the model cannot see.
+MPI_SIGNATURES: dict[str, str] = {
+    "MPI_Init": "MPI_Init(&argc, &argv) or MPI_Init(NULL, NULL)",
+    "MPI_Comm_rank": "MPI_Comm_rank(MPI_Comm comm, int *rank)",
+    "MPI_Comm_size": "MPI_Comm_size(MPI_Comm comm, int *size)",
+    "MPI_Send": "MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, "
+    "MPI_Comm comm)",
+    "MPI_Recv": "MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, "
+    "MPI_Comm comm, MPI_Status *status)  (pass MPI_STATUS_IGNORE)",
+    "MPI_Bcast": "MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)",
+    "MPI_Reduce": "MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, "
+    "MPI_Op op, int root, MPI_Comm comm)",
+    "MPI_Allreduce": "MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, "
+    "MPI_Datatype type, MPI_Op op, MPI_Comm comm)",
+    "MPI_Scatter": "MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, "
+    "void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)",
+    "MPI_Gather": "MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, "
+    "void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)",
+    "MPI_Allgather": "MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, "
+    "void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)",
+    "MPI_Scatterv": "MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int "
+    "displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, "
+    "int root, MPI_Comm comm)",
+    "MPI_Gatherv": "MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, "
+    "void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, "
+    "int root, MPI_Comm comm)",
+    "MPI_Allgatherv": "MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype "
+    "sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype "
+    "recvtype, MPI_Comm comm)",
+    "MPI_Barrier": "MPI_Barrier(MPI_Comm comm)",
+    "MPI_Abort": "MPI_Abort(MPI_Comm comm, int errorcode)  (the harness forbids it: return "
+    "instead)",
+    "MPI_Sendrecv": "MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, "
+    "int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, "
+    "int recvtag, MPI_Comm comm, MPI_Status *status)",
+}
+
+_ARGUMENT_COUNT = re.compile(r"too (?:few|many) arguments to function [‘'`\"](MPI_\w+)")
+
+# (where to look, pattern, reading). "report": the grader's report; "code": the candidate's
+# code with its comments left in (a `--` comment is the habit being named). First match of
+# each entry counts once; the order is the order of the hints.
+_Reading = tuple[str, re.Pattern[str], str]
+
+
+def _rule(where: str, pattern: str, reading: str, flags: int = 0) -> _Reading:
+    return (where, re.compile(pattern, flags), reading)
+
+
+_READINGS: tuple[_Reading, ...] = (
+    # -- Verilog written as VHDL
+    _rule(
+        "code",
+        r"(?<![\w'])'[01xXzZ]'",
+        "`'1'` and `'0'` are VHDL. In Verilog a one-bit constant is `1'b1` / `1'b0` (and "
+        "`'0` with no closing quote fills a vector with zeros).",
+    ),
+    _rule(
+        "code",
+        r"(?m)^\s*--|;\s*--\s",
+        "`--` does not start a comment in Verilog: write `//`.",
+    ),
+    _rule("code", r"\belsif\b", "`elsif` is VHDL: Verilog writes `else if`."),
+    _rule(
+        "code",
+        r"\bend\s+if\b|\bthen\b|\bprocess\b|\bend\s+case\b",
+        "`then`, `end if`, `end case` and `process` are VHDL: Verilog writes "
+        "`if (...) begin ... end`, `case (...) ... endcase` and `always @(...) begin ... end`.",
+    ),
+    _rule(
+        "code",
+        r"\w\s*:=",
+        "`:=` is VHDL: Verilog assigns with `=` (blocking) or `<=` (non-blocking).",
+    ),
+    # -- Verilog structure, from Icarus Verilog's own messages
+    _rule(
+        "report",
+        r"[‘'`](\w+)[’'`]? has already been declared in this scope",
+        "A name is declared twice. If it is a port of the module, do not declare it again "
+        "inside the module: give the port its type in the header (`output reg q`, "
+        "`output logic q`) and drive it from one place.",
+    ),
+    _rule(
+        "report",
+        r"Unable to assign to unresolved wires|Cannot perform procedural assignment to",
+        "A signal assigned inside an always block must be a `reg` or `logic`, not a `wire`, "
+        "and each signal must be driven from one place only (one always block or one "
+        "`assign`).",
+    ),
+    _rule(
+        "report",
+        r"Invalid module instantiation|invalid module item",
+        "Only declarations, `assign`, `always`/`initial` blocks and instances may stand "
+        "directly in a module: `if`, `case`, `for` and `x <= ...;` must be inside an "
+        "`always` block, and a port's default value cannot be given in its declaration.",
+    ),
+    _rule(
+        "report",
+        r"syntax error in continuous assignment",
+        "`assign` takes one expression: no `if` or `case` inside it (use `cond ? a : b`, or "
+        "an `always @(*)` block).",
+    ),
+    # -- C, OpenMP, MPI
+    _rule(
+        "report",
+        r"multiple definition of [`‘']main",
+        "Delete your `main()` function: the harness has its own main, which calls yours.",
+    ),
+    _rule(
+        "report",
+        r"struct ompi_communicator_t|incomplete type.*MPI_Comm",
+        "`MPI_Comm` is an opaque handle with no fields: get the rank and the number of "
+        "processes with `MPI_Comm_rank(comm, &rank)` and `MPI_Comm_size(comm, &size)`.",
+    ),
+    _rule(
+        "report",
+        r"assignment of read-only location|assignment of read-only parameter",
+        "An input declared `const` was written to: write only to the output argument.",
+    ),
+    _rule(
+        "report",
+        r"[‘'](true|false|bool)[’'] undeclared",
+        "`bool`, `true` and `false` need `#include <stdbool.h>` in C.",
+    ),
+    # -- CUDA
+    _rule(
+        "report",
+        r'no instance of overloaded function "cudaMalloc"',
+        "`cudaMalloc` takes the address of the device pointer: "
+        "`cudaMalloc((void **)&d_x, n * sizeof(double))`.",
+    ),
+    _rule(
+        "report",
+        r"a __global__ function call must be configured",
+        "Launch a `__global__` kernel with a configuration: `kernel<<<blocks, threads>>>(args)`.",
+    ),
+)
+
+MAX_HINTS = 4
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _mpi_signatures(report: str) -> list[str]:
+    names = list(dict.fromkeys(_ARGUMENT_COUNT.findall(report)))
+    known = [n for n in names if n in MPI_SIGNATURES]
+    if not known:
+        return []
+    lines = "\n".join(f"    {MPI_SIGNATURES[n]}" for n in known)
+    return [f"An MPI call has the wrong number of arguments. The C signatures:\n{lines}"]
+
+
+_EXTRA: tuple[Callable[[str], list[str]], ...] = (_mpi_signatures,)
+
+
+def diagnostic_hints(report: str, code: str, *, language: str = "") -> list[str]:
+    """Readings of this failure's report and code, most specific first, at most MAX_HINTS.
+
+    `language` ("verilog", "c", "cuda", ...) keeps the code readings to the language they
+    are about: `--` or `:=` in C is not a VHDL habit."""
+    verilog = language.lower() in ("verilog", "systemverilog", "sv")
+    # `// then latch it` is prose, not VHDL (`--` lines are not `//` comments: they stay)
+    code = _COMMENTS.sub(" ", code or "")
+    hints: list[str] = [h for extra in _EXTRA for h in extra(report or "")]
+    for where, pattern, reading in _READINGS:
+        if where == "code":
+            if not verilog or not pattern.search(code):
+                continue
+        elif not pattern.search(report or ""):
+            continue
+        hints.append(reading)
+    return list(dict.fromkeys(hints))[:MAX_HINTS]

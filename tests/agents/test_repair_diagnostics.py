@@ -1,0 +1,85 @@
+"""Readings of compiler and simulator messages in repair requests (agents.repair.diagnostics):
+keyed on what the report or the code says, against the real reports of iverilog and gcc."""
+
+from __future__ import annotations
+
+from agents.repair import RepairSolver
+from agents.repair.diagnostics import MAX_HINTS, MPI_SIGNATURES, diagnostic_hints
+from appl.testing import Rule
+from codegen_eval import get_suite
+
+from .test_repair import GATES_OK, _user_text
+
+# The 0.5B model's first answer to p01 (logs of benchmarks/repair_budget.py): the output ports
+# declared again, with VHDL's '0' as their value.
+GATES_VHDL = GATES_OK.replace(
+    "  assign y_and = a & b;", "  reg y_and = '0';\n  assign y_and = a & b;"
+)
+
+
+def test_vhdl_habits_in_verilog_are_named() -> None:
+    code = "-- a comment\nalways @(posedge clk) begin\n  if (r = '1') then q := 0;\n  elsif\n"
+    hints = diagnostic_hints("TopModule.sv:3: syntax error", code, language="verilog")
+    text = "\n".join(hints)
+    assert "1'b1" in text and "`//`" in text and "else if" in text
+    assert len(hints) == MAX_HINTS  # `:=` would be the fifth: the list is bounded
+
+
+def test_code_readings_are_for_verilog_only_and_ignore_comments() -> None:
+    c_code = "int x; x -- ; y := 1;"
+    assert diagnostic_hints("solution.c:1: error", c_code, language="c") == []
+    prose = "// then latch it on the clock\n/* end if */\nassign y = a;\n"
+    assert diagnostic_hints("TopModule.sv:3: syntax error", prose, language="verilog") == []
+    # '0 (a fill literal) is Verilog, '0' is not
+    assert diagnostic_hints("", "assign y = '0;", language="verilog") == []
+
+
+def test_report_readings() -> None:
+    link = "solution.c:(.text.startup+0x0): multiple definition of `main'; guest_main.o: first"
+    assert "Delete your `main()`" in diagnostic_hints(link, "", language="c")[0]
+    again = "TopModule.sv:11: error: 'q' has already been declared in this scope."
+    assert "declared twice" in diagnostic_hints(again, "", language="verilog")[0]
+    cuda = 'solution.cu(15): error: no instance of overloaded function "cudaMalloc" matches'
+    assert "(void **)&d_x" in diagnostic_hints(cuda, "", language="cuda")[0]
+    assert diagnostic_hints("TopModule.sv:40: mismatch in 3 of 20 samples", "") == []
+
+
+def test_mpi_argument_errors_get_the_signatures() -> None:
+    report = (
+        "solution.c:58:5: error: too few arguments to function ‘MPI_Send’\n"
+        "solution.c:65:5: error: too few arguments to function ‘MPI_Recv’\n"
+        "solution.c:66:5: error: too few arguments to function ‘MPI_Send’\n"
+    )
+    [hint] = diagnostic_hints(report, "", language="c")
+    assert MPI_SIGNATURES["MPI_Send"] in hint and MPI_SIGNATURES["MPI_Recv"] in hint
+    assert hint.count("MPI_Send(") == 1
+
+
+async def test_the_repair_request_carries_the_reading_of_iverilogs_report(scripted) -> None:
+    server = scripted([Rule(replies=[GATES_VHDL, GATES_OK])])
+    task = get_suite("verilog", problems=["p01_basic_gates"])
+    [cand] = await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
+    assert cand.metadata["passed_round"] == 2
+    repair = _user_text(server.requests[1])
+    assert "What the report means:" in repair and "1'b1" in repair
+    assert "directly in a module" in repair  # iverilog's own "invalid module item"
+    assert cand.metadata["history"][0]["readings"]  # the log says what was sent
+    assert cand.metadata["diagnostic_hints"] is True
+
+
+async def test_a_port_declared_again_is_read_from_iverilogs_message(scripted) -> None:
+    again = GATES_OK.replace("  assign y_and = a & b;", "  reg y_and;\n  assign y_and = a & b;")
+    server = scripted([Rule(replies=[again, GATES_OK])])
+    task = get_suite("verilog", problems=["p01_basic_gates"])
+    [cand] = await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
+    assert "already been declared" in cand.metadata["history"][0]["explanation"]
+    assert "declared twice" in _user_text(server.requests[1])
+
+
+async def test_readings_can_be_turned_off(scripted) -> None:
+    server = scripted([Rule(replies=[GATES_VHDL, GATES_OK])])
+    task = get_suite("verilog", problems=["p01_basic_gates"])
+    solver = RepairSolver(task.scorer, rounds=2, diagnostic_hints=False)
+    [cand] = await solver.solve(task.dataset[0], 1)
+    assert "What the report means:" not in _user_text(server.requests[1])
+    assert cand.metadata["history"][0]["readings"] == []
