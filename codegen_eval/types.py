@@ -37,6 +37,15 @@ class Score:
     failure_class: str | None = None  # e.g. "compile_error:syntax", "wrong_answer", "timeout"
     metrics: dict[str, float] = field(default_factory=dict)  # e.g. runtime_s, speedup
     explanation: str = ""
+    # What a model repairing the candidate may be shown; None: the explanation. A scorer sets
+    # it where the explanation names what it read off the reference answer rather than
+    # observed of the candidate's own build and runs (omp-pragma: "needs atomic or critical"),
+    # so that feedback does not hand a repair agent part of the answer plain sampling lacks.
+    feedback: str | None = None
+
+    @property
+    def model_feedback(self) -> str:
+        return self.explanation if self.feedback is None else self.feedback
 
 
 @runtime_checkable

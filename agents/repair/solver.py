@@ -77,6 +77,8 @@ class Round:
             "code": self.code[:CODE_IN_HISTORY],
             "explanation": self.score.explanation[:EXPLANATION_IN_HISTORY],
             "readings": list(self.readings),
+            # what the model was shown instead of the explanation, where the scorer said
+            **({"feedback": self.score.feedback} if self.score.feedback is not None else {}),
         }
 
 
@@ -297,15 +299,15 @@ class RepairSolver:
         if self.diagnostic_hints:
             language = str(sample.metadata.get("language", ""))
             current.readings = diagnostic_hints(
-                current.score.explanation, current.code, language=language
+                current.score.model_feedback, current.code, language=language
             )
         return await _repair(
             system,
             sample.input,
             previous or "(empty reply)",
             current.score.failure_class or current.score.status,
-            trim(current.score.explanation or "(no details)", self.feedback_chars),
-            quote_diagnosed_lines(current.score.explanation, current.code, sample.files),
+            trim(current.score.model_feedback or "(no details)", self.feedback_chars),
+            quote_diagnosed_lines(current.score.model_feedback, current.code, sample.files),
             repair_hint(current.score.failure_class),
             current.readings,
             round_no,

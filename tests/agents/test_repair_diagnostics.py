@@ -83,3 +83,19 @@ async def test_readings_can_be_turned_off(scripted) -> None:
     [cand] = await solver.solve(task.dataset[0], 1)
     assert "What the report means:" not in _user_text(server.requests[1])
     assert cand.metadata["history"][0]["readings"] == []
+
+
+async def test_repair_requests_carry_the_scorers_model_feedback_not_the_reference(
+    scripted,
+) -> None:
+    # omp-pragma's report names the reference's construct ("needs ... atomic or critical"):
+    # the repair request carries the scorer's model feedback instead
+    server = scripted([Rule(replies=["#pragma omp parallel for", "#pragma omp atomic"])])
+    task = get_suite("omp-pragma", problems=["atomic_histogram"])
+    [cand] = await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
+    first = cand.metadata["history"][0]
+    assert "atomic or critical" in first["explanation"]  # the log keeps the full report
+    assert "atomic" not in first["feedback"]
+    repair = _user_text(server.requests[1])
+    assert "atomic or critical" not in repair and first["feedback"] in repair
+    assert cand.metadata["passed_round"] == 2

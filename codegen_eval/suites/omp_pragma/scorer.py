@@ -193,8 +193,13 @@ class OmpPragmaScorer:
         else:
             metrics.update(_ZERO_METRICS, pragma_parse_error=1.0)
         if screened is not None and (why := _wrong_construct(reference, screened)):
-            return _fail(f"{FailureClass.WRONG_ANSWER}:wrong_construct",
-                         f"{_one_line(answer)}: {why}", metrics)  # fmt: skip
+            failed = _fail(f"{FailureClass.WRONG_ANSWER}:wrong_construct",
+                           f"{_one_line(answer)}: {why}", metrics)  # fmt: skip
+            # `why` names the reference's construct: a repairing model is told only that this
+            # one is the wrong kind (what any failing verdict says), not which kind is right
+            failed.feedback = (f"{_one_line(answer)}: not the kind of construct this "
+                               "statement needs (decided before any run)")  # fmt: skip
+            return failed
         plan = _Plan(answer, screened, reference, cand, self._observes(sample))
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
@@ -328,9 +333,13 @@ class OmpPragmaScorer:
         wrong = FailureClass.WRONG_ANSWER
         answer, reference = plan.answer, plan.reference
         if reference is None and not answer.is_none:
-            return _fail(f"{wrong}:unsafe_parallelism", "the loop carries a dependence and "
-                         "must stay serial; no race showed in these runs, but it is one",
-                         metrics)  # fmt: skip
+            failed = _fail(f"{wrong}:unsafe_parallelism", "the loop carries a dependence and "
+                           "must stay serial; no race showed in these runs, but it is one",
+                           metrics)  # fmt: skip
+            # "must stay serial" is the reference's answer; a repairing model hears the verdict
+            failed.feedback = (f"{_one_line(answer)}: judged wrong, although the output "
+                               "matched in these runs")  # fmt: skip
+            return failed
         if reference is not None and answer.is_none:
             return _fail(f"{wrong}:missed_parallelism", "the loop needs a pragma: without "
                          "one it is correct but serial", metrics)  # fmt: skip

@@ -117,3 +117,19 @@ async def test_observed_cheats_fail_whatever_the_clause_text(task, name, answer,
 async def test_honest_variants_pass(task, name, answer) -> None:
     score = await _score(task, name, answer)
     assert score.value == 1.0, (score.failure_class, score.explanation)
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "secret"),
+    [("atomic_histogram", "#pragma omp parallel for", "atomic"),
+     ("simd_inner_dot", "#pragma omp critical", "simd")],
+)  # fmt: skip
+async def test_repair_feedback_does_not_name_the_reference_construct(
+    task, name, answer, secret
+) -> None:
+    # the report says which construct the reference is; a repairing model may not hear it
+    score = await _score(task, name, answer)
+    assert score.failure_class == "wrong_answer:wrong_construct"
+    assert secret in score.explanation
+    assert secret not in score.model_feedback and "wrong" not in score.model_feedback.lower()
+    assert "not the kind of construct" in score.model_feedback
