@@ -11,6 +11,7 @@ from codegen_eval.prompts import (
     EXPERTISE,
     answer_code,
     fence_tag,
+    own_format,
     program_model,
     system_prompt,
     wants_whole_file,
@@ -21,6 +22,7 @@ __all__ = [
     "REPAIR_HINTS",
     "answer_code",
     "fence_tag",
+    "own_format",
     "program_model",
     "quote_diagnosed_lines",
     "repair_hint",
@@ -57,8 +59,14 @@ REPAIR_HINTS: dict[str, str] = {
 }
 
 
-def repair_hint(failure_class: str | None) -> str:
+# A line-oriented suite's answer is not a code block: its own format is restated instead.
+NO_ANSWER_HINT = "Your reply held no answer in the format the task asks for."
+
+
+def repair_hint(failure_class: str | None, *, whole_file: bool = True) -> str:
     head = (failure_class or "").split(":", 1)[0]
+    if head == "no_code" and not whole_file:
+        return NO_ANSWER_HINT
     return REPAIR_HINTS.get(head, "The code did not pass. Fix the problem described above.")
 
 

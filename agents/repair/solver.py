@@ -32,10 +32,12 @@ from agents.repair.diagnostics import diagnostic_hints
 from agents.repair.prompts import (
     answer_code,
     fence_tag,
+    own_format,
     quote_diagnosed_lines,
     repair_hint,
     system_prompt,
     trim,
+    wants_whole_file,
 )
 from appl import AIMessage, GenResult, SystemMessage, gen, ppl
 from appl.errors import BadResponseError, ClientRequestError, ModelTimeoutError, ServerError
@@ -122,6 +124,20 @@ def _history_label(score: Score) -> str:
     return score.failure_class or score.status
 
 
+def reply_instruction(sample: Sample) -> str:
+    """The repair request's last line. A suite with a line-oriented answer (omp-pragma: the
+    pragma lines; mpi-completion: `N: MPI_Call(args);` lines) gets its own format again: asked
+    for "the complete corrected solution", the 1.5B model wrote whole C programs in 28 of 36
+    omp-pragma repair rounds (0 of 23 drafts), which the scorer reads as the program's first
+    pragma, not as the answer."""
+    if wants_whole_file(sample):
+        return "Reply with the complete corrected solution in the required format."
+    return (
+        "Reply with the corrected answer only, in the task's answer format, not a whole "
+        f"program: {own_format(sample)}"
+    )
+
+
 def _done(score: Score) -> bool:
     """Stop repairing: a pass, a sample that cannot be judged here (e.g. CUDA compiled fine but
     no GPU: `skipped`), or an infrastructure error (the sandbox broke, not the code)."""
@@ -141,6 +157,7 @@ async def _repair(
     quoted: str,
     hint: str,
     readings: list[str],
+    reply_with: str,
     round_no: int,
     *,
     model: str | None,
@@ -163,7 +180,7 @@ async def _repair(
     if readings:
         listed = "\n".join(f"- {r}" for r in readings)
         f"What the report means:\n{listed}"
-    "Reply with the complete corrected solution in the required format."
+    reply_with
     return await gen(
         model=model, temperature=temperature, seed=seed, max_tokens=max_tokens
     ).result()
@@ -308,8 +325,9 @@ class RepairSolver:
             current.score.failure_class or current.score.status,
             trim(current.score.model_feedback or "(no details)", self.feedback_chars),
             quote_diagnosed_lines(current.score.model_feedback, current.code, sample.files),
-            repair_hint(current.score.failure_class),
+            repair_hint(current.score.failure_class, whole_file=wants_whole_file(sample)),
             current.readings,
+            reply_instruction(sample),
             round_no,
             model=self.model,
             temperature=self.repair_temperature,

@@ -99,3 +99,22 @@ async def test_repair_requests_carry_the_scorers_model_feedback_not_the_referenc
     repair = _user_text(server.requests[1])
     assert "atomic or critical" not in repair and first["feedback"] in repair
     assert cand.metadata["passed_round"] == 2
+
+
+async def test_a_line_oriented_suite_is_asked_for_its_own_format_again(scripted) -> None:
+    # "the complete corrected solution" made the 1.5B model write whole C programs in 28 of
+    # 36 omp-pragma repair rounds; the request now restates the suite's answer format
+    server = scripted([Rule(replies=["#pragma omp parallel for", "#pragma omp atomic"])])
+    task = get_suite("omp-pragma", problems=["atomic_histogram"])
+    await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
+    last = server.requests[1]["messages"][-1]["content"]
+    assert "complete corrected solution" not in last
+    assert "not a whole program" in last and "#pragma omp" not in last.split(":", 1)[0]
+    assert "OpenMP pragma line(s) only" in last  # the suite's own format, restated
+
+
+async def test_a_whole_file_suite_still_asks_for_the_complete_solution(scripted) -> None:
+    server = scripted([Rule(replies=[GATES_VHDL, GATES_OK])])
+    task = get_suite("verilog", problems=["p01_basic_gates"])
+    await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
+    assert "complete corrected solution" in _user_text(server.requests[1])
