@@ -41,9 +41,14 @@ EXPERTISE: dict[str, str] = {
         "outside parallel regions (or from a single thread)."
     ),
     "openmp": (
+        # <var> stands for one of the program's own variables: with real-looking names
+        # (`sum`, `t`) the 1.5B model wrote `reduction(+:sum) private(t)` into programs that
+        # have neither, in 23 of 69 omp-pragma samples and 14 of 28 repair rounds (a copied `<var>` fails the same
+        # way, but never names a variable the program happens to have)
         "You are an expert OpenMP programmer writing C. Parallelise the hot loops with "
-        "`#pragma omp parallel for` and the right clauses: `reduction(+:sum)` for a sum, "
-        "`reduction(min:m)` or `reduction(max:m)` for a minimum or maximum, `private(t)` for "
+        "`#pragma omp parallel for` and the right clauses, each naming the program's own "
+        "variables: `reduction(+:<var>)` for a sum, `reduction(min:<var>)` or "
+        "`reduction(max:<var>)` for a minimum or maximum, `private(<var>)` for "
         "per-iteration temporaries, `schedule(dynamic)` for irregular work. Avoid "
         "data races (a shared accumulator without a reduction or atomic is a bug) and keep "
         "the result identical to the sequential one where the spec demands exact answers."
