@@ -41,10 +41,10 @@ EXPERTISE: dict[str, str] = {
         "outside parallel regions (or from a single thread)."
     ),
     "openmp": (
-        # <var> stands for one of the program's own variables: with real-looking names
-        # (`sum`, `t`) the 1.5B model wrote `reduction(+:sum) private(t)` into programs that
-        # have neither, in 23 of 69 omp-pragma samples and 14 of 28 repair rounds (a copied `<var>` fails the same
-        # way, but never names a variable the program happens to have)
+        # <var> stands for one of the program's own variables. With real-looking names
+        # (`sum`, `t`) the 1.5B model wrote `reduction(+:sum) private(t)` into programs
+        # that have neither: 23 of 69 omp-pragma samples and 14 of 28 repair rounds. A
+        # copied `<var>` fails too, but never names a variable the program happens to have.
         "You are an expert OpenMP programmer writing C. Parallelise the hot loops with "
         "`#pragma omp parallel for` and the right clauses, each naming the program's own "
         "variables: `reduction(+:<var>)` for a sum, `reduction(min:<var>)` or "
