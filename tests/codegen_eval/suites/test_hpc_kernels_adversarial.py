@@ -473,3 +473,26 @@ async def test_burying_the_verdict_is_no_pass() -> None:
         FailureClass.TAMPER,
         FailureClass.RESOURCE_LIMIT,
     )
+
+
+# Computes AXPY only where the guard left it: at nice 19, unable to lower that (RLIMIT_NICE 0)
+# or to take a real-time policy (RLIMIT_RTPRIO 0). Anything else leaves y untouched: fail.
+PRIORITY_PROBE = r"""
+#include <sched.h>
+#include <sys/resource.h>
+void axpy(long n, double a, const double *x, double *y) {
+    struct rlimit nice_lim, rt_lim;
+    struct sched_param sp = {.sched_priority = 1};
+    if (getpriority(PRIO_PROCESS, 0) != 19) return;
+    if (getrlimit(RLIMIT_NICE, &nice_lim) || nice_lim.rlim_max != 0) return;
+    if (getrlimit(RLIMIT_RTPRIO, &rt_lim) || rt_lim.rlim_max != 0) return;
+    if (sched_setscheduler(0, SCHED_FIFO, &sp) == 0) return;
+    for (long i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+async def test_candidates_run_at_the_lowest_priority_and_cannot_raise_it() -> None:
+    # so the host's stop at DONE never waits behind a candidate for a CPU
+    sc = await _score("axpy/serial", PRIORITY_PROBE)
+    assert sc.status == "pass", sc.explanation

@@ -63,6 +63,9 @@ int main(int argc, char **argv) {
     if (setpriority(PRIO_PROCESS, 0, 19) != 0) die("setpriority");
     struct rlimit no_raise = {0, 0};
     if (setrlimit(RLIMIT_NICE, &no_raise) != 0) die("setrlimit");
+    /* the filter lets it change its own scheduling policy: with an RLIMIT_RTPRIO above 0 (a
+     * machine whose limits.conf grants real-time priority) SCHED_FIFO would starve the host */
+    if (setrlimit(RLIMIT_RTPRIO, &no_raise) != 0) die("setrlimit");
     if (confine_seccomp(1) != 0) die("seccomp");
     int landlock = confine_landlock(0);
     hpck_msg hello = {HPCK_MAGIC, 'g', (uint32_t)landlock, 0};
