@@ -16,7 +16,6 @@ language would give any program with that message. The model still writes the fi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 __all__ = ["MPI_SIGNATURES", "diagnostic_hints"]
 
@@ -61,13 +60,13 @@ MPI_SIGNATURES: dict[str, str] = {
 _ARGUMENT_COUNT = re.compile(r"too (?:few|many) arguments to function [‘'`\"](MPI_\w+)")
 
 # (where to look, pattern, reading). "report": the grader's report; "code": the candidate's
-# code with its comments left in (a `--` comment is the habit being named). First match of
-# each entry counts once; the order is the order of the hints.
+# code without its `//` and `/* */` comments (a `--` line stays: it is the habit being
+# named). Each entry counts once; the order is the order of the hints.
 _Reading = tuple[str, re.Pattern[str], str]
 
 
-def _rule(where: str, pattern: str, reading: str, flags: int = 0) -> _Reading:
-    return (where, re.compile(pattern, flags), reading)
+def _rule(where: str, pattern: str, reading: str) -> _Reading:
+    return (where, re.compile(pattern), reading)
 
 
 _READINGS: tuple[_Reading, ...] = (
@@ -172,9 +171,6 @@ def _mpi_signatures(report: str) -> list[str]:
     return [f"An MPI call has the wrong number of arguments. The C signatures:\n{lines}"]
 
 
-_EXTRA: tuple[Callable[[str], list[str]], ...] = (_mpi_signatures,)
-
-
 def diagnostic_hints(report: str, code: str, *, language: str = "") -> list[str]:
     """Readings of this failure's report and code, most specific first, at most MAX_HINTS.
 
@@ -183,12 +179,13 @@ def diagnostic_hints(report: str, code: str, *, language: str = "") -> list[str]
     verilog = language.lower() in ("verilog", "systemverilog", "sv")
     # `// then latch it` is prose, not VHDL (`--` lines are not `//` comments: they stay)
     code = _COMMENTS.sub(" ", code or "")
-    hints: list[str] = [h for extra in _EXTRA for h in extra(report or "")]
+    report = report or ""
+    hints = _mpi_signatures(report)
     for where, pattern, reading in _READINGS:
         if where == "code":
             if not verilog or not pattern.search(code):
                 continue
-        elif not pattern.search(report or ""):
+        elif not pattern.search(report):
             continue
         hints.append(reading)
     return list(dict.fromkeys(hints))[:MAX_HINTS]
