@@ -22,6 +22,10 @@
    "none", a pragma reference a pragma, an atomic/critical reference atomic or critical, a
    simd reference a simd construct (wrong_answer:unsafe_parallelism / missed_parallelism /
    wrong_construct).
+7. A loop construct (for, simd, taskloop, ...) must not leave shared a variable that the
+   reference keeps out of the shared state (its reduction, private and lastprivate
+   variables: every one of them is written by the loop): that is a data race whether or not
+   it showed in the runs (wrong_answer:data_race, decided before any run).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from dataclasses import dataclass
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
 from codegen_eval.suites._cscreen import Forbidden, ProgramNames, ScreenSyntaxError, program_names
+from codegen_eval.suites._csource import loop_nest_vars
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import Limits, Sandbox, open_sandbox, toolchains
 
@@ -136,6 +141,30 @@ def _wrong_construct(reference: OmpPragma | None, screened: ScreenedPragma) -> s
     return None
 
 
+# directive words that share a loop's iterations (or lanes) out: a variable written by every
+# iteration races under them unless it is privatised; `parallel` + `critical`/`single` alone
+# does not share iterations and is judged by the observer (replicated_work / not_parallel)
+_LOOP_WORDS = frozenset({"for", "simd", "taskloop", "loop", "distribute"})
+
+
+def _racy_shared(
+    reference: OmpPragma | None, cand: OmpPragma, cand_loop_vars: frozenset[str]
+) -> list[str]:
+    """Variables the reference privatises (reduction, private, firstprivate, lastprivate:
+    each is written by the loop) that the answer's loop construct leaves shared, sorted."""
+    if reference is None or not set(cand.directive.split()) & _LOOP_WORDS:
+        return []
+    needed = reference.private | reference.firstprivate | reference.lastprivate
+    for names in reference.reductions.values():
+        needed |= names
+    if cand.default in ("private", "firstprivate"):
+        return sorted(needed & cand.shared)
+    own = cand.private | cand.firstprivate | cand.lastprivate | cand_loop_vars
+    for names in cand.reductions.values():
+        own |= names
+    return sorted(needed - own)
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """What one sample's runs need: the screened answer, whether the runs are observed."""
@@ -200,9 +229,28 @@ class OmpPragmaScorer:
             failed.feedback = (f"{_one_line(answer)}: not the kind of construct this "
                                "statement needs (decided before any run)")  # fmt: skip
             return failed
+        if cand is not None and (
+            racy := _racy_shared(reference, cand, self._loop_vars(sample, cand))
+        ):
+            failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_race",
+                           f"{_one_line(answer)}: {', '.join(racy)} is written by the loop's "
+                           "iterations but stays shared between threads (decided before any "
+                           "run)", metrics)  # fmt: skip
+            # the names are the reference's clause variables: a repairing model hears the
+            # verdict on its answer, not which variables the reference privatises
+            failed.feedback = (f"{_one_line(answer)}: a data race: a variable the loop writes "
+                               "stays shared between threads")  # fmt: skip
+            return failed
         plan = _Plan(answer, screened, reference, cand, self._observes(sample))
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
+
+    @staticmethod
+    def _loop_vars(sample: Sample, cand: OmpPragma) -> frozenset[str]:
+        """Iteration variables the answer's own construct makes private (its collapse depth)."""
+        depth = max(1, cand.collapse)
+        k = int(sample.metadata["marker_line"])
+        return frozenset(loop_nest_vars(sample.files["program.c"], k + 1, depth))
 
     def _program(self, sample: Sample, lines: tuple[str, ...], observed: bool = False) -> str:
         """Our program with `lines` (screened pragma lines, or none) at the marker; with the

@@ -47,6 +47,18 @@ SCREENED = [
      "forbidden_construct:backslash"),
     ("atomic_histogram", "#pragma omp taskgroup", "wrong_answer:wrong_construct"),
     ("simd_inner_dot", "#pragma omp critical", "wrong_answer:wrong_construct"),
+    # a variable written by every iteration left shared: a race, whether or not it shows in
+    # four runs (a max race rarely does: one such answer passed a run on 2 cores)
+    ("reduction_max_rows", "#pragma omp parallel for", "wrong_answer:data_race"),
+    ("reduction_sum", "#pragma omp parallel for schedule(static)", "wrong_answer:data_race"),
+    ("reduction_two_sums", "#pragma omp parallel for reduction(+:sum)",
+     "wrong_answer:data_race"),
+    ("simd_inner_dot", "#pragma omp simd", "wrong_answer:data_race"),
+    ("private_matvec", "#pragma omp parallel for private(s)", "wrong_answer:data_race"),
+    ("lastprivate_rows", "#pragma omp parallel for", "wrong_answer:data_race"),
+    ("reduction_sum", "#pragma omp parallel master taskloop", "wrong_answer:data_race"),
+    ("private_temp", "#pragma omp parallel for default(firstprivate) shared(u)",
+     "wrong_answer:data_race"),
 ]  # fmt: skip
 OBSERVED = [
     ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(2-1)",
@@ -85,6 +97,9 @@ HONEST = [
     ("reduction_sum", "#pragma omp parallel for reduction(task, +:sum) // task reduction"),
     ("collapse_grid", "#pragma omp parallel for"),  # 3 planes still run on 3 threads
     ("atomic_histogram", "#pragma omp critical"),
+    ("private_matvec", "#pragma omp parallel for private(s) firstprivate(j)"),
+    ("private_temp", "#pragma omp parallel for lastprivate(t) private(u)"),
+    ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum)"),
 ]
 
 
@@ -133,3 +148,11 @@ async def test_repair_feedback_does_not_name_the_reference_construct(
     assert secret in score.explanation
     assert secret not in score.model_feedback and "wrong" not in score.model_feedback.lower()
     assert "not the kind of construct" in score.model_feedback
+
+
+async def test_data_race_feedback_does_not_name_the_reference_variables(task) -> None:
+    score = await _score(task, "reduction_max_rows", "#pragma omp parallel for")
+    assert score.failure_class == "wrong_answer:data_race"
+    assert "best" in score.explanation  # the log says which variable
+    assert "best" not in score.model_feedback and "reduction" not in score.model_feedback
+    assert "data race" in score.model_feedback

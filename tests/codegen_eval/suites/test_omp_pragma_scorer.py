@@ -45,11 +45,19 @@ async def test_reference_answers_pass(task, name: str) -> None:
     _assert_reference_passes(await task.scorer.score(s, Candidate(s.id, 0, s.target)), s.id)
 
 
-async def test_missing_reduction_is_a_wrong_answer_with_lower_recall(task) -> None:
+async def test_missing_reduction_is_a_data_race_with_lower_recall(task) -> None:
     score = await _score(task, "reduction_two_sums", "#pragma omp parallel for reduction(+:sum)")
-    assert score.failure_class == "wrong_answer", score.explanation
+    assert score.failure_class == "wrong_answer:data_race", score.explanation
     assert score.value == 0.0
     assert score.metrics["clause_recall"] == 0.5
+    assert "functional_output_match" not in score.metrics  # decided before any run
+
+
+async def test_reduction_into_a_private_copy_is_a_wrong_answer_at_run_time(task) -> None:
+    # no shared write: the race check lets it through, and the runs show the lost sum
+    score = await _score(task, "reduction_two_sums",
+                         "#pragma omp parallel for reduction(+:sum) private(sumsq)")  # fmt: skip
+    assert score.failure_class == "wrong_answer", score.explanation
     assert score.metrics["functional_output_match"] == 0.0
 
 
