@@ -48,6 +48,10 @@ def _run_pair(args: argparse.Namespace, stem: Path) -> dict[str, object]:
         "generate": ["-n", r, "-k", ",".join(str(i) for i in range(1, args.rounds + 1))],
         "repair": ["--solver", "repair", "--solver-opt", f"rounds={r}"],
     }
+    for opt in args.solver_opt or []:
+        jobs["repair"] += ["--solver-opt", opt]
+    if args.repair_only:
+        del jobs["generate"]
     procs = {}
     started = time.monotonic()
     load_start = _load()
@@ -158,6 +162,17 @@ def main() -> int:
     ap.add_argument("--filter")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out", default="runs/measure")
+    ap.add_argument(
+        "--solver-opt",
+        action="append",
+        metavar="KEY=VALUE",
+        help="another repair option (e.g. restart_on_repeat=true); repeatable",
+    )
+    ap.add_argument(
+        "--repair-only",
+        action="store_true",
+        help="run only the repair side (generate's log is already in --out)",
+    )
     ap.add_argument("--table", metavar="STEM", help="only print the table of <STEM>.*.jsonl")
     ap.add_argument("--details", action="store_true", help="with --table: per problem, per round")
     args = ap.parse_args()

@@ -13,6 +13,7 @@ candidate the moment it exists.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -151,6 +152,17 @@ class SamplesFileError(ValueError):
     pass
 
 
+def _is_run_log(path: Path) -> bool:
+    """Whether the file's first line is a codegen-eval run log header."""
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        first = fh.readline()
+    try:
+        rec = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(rec, dict) and rec.get("type") == "header" and "log_version" in rec
+
+
 class FileSolver:
     """Candidates from a JSONL file, one object per line:
 
@@ -162,6 +174,10 @@ class FileSolver:
     sample; an optional `suite` field restricts a line to one suite. Completions are passed as
     code with metadata["completion"] = True: suites that complete a prompt (HumanEval, ParEval)
     prepend the prompt when the code does not already contain it.
+
+    A codegen-eval run log is a samples file too: its candidates (with their metadata: model,
+    tokens, a repair chain's history) are scored again by today's scorers, at no model cost.
+    That is how a log is re-judged after a scorer was tightened.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -175,6 +191,9 @@ class FileSolver:
     def _load(self) -> None:
         if not self.path.exists():
             raise SamplesFileError(f"samples file not found: {self.path}")
+        if _is_run_log(self.path):
+            self._load_run_log()
+            return
         for lineno, rec in jsonl_records(self.path, SamplesFileError):
             sid = rec.get("sample_id", rec.get("task_id")) if isinstance(rec, dict) else None
             if sid is None or not any(f in rec for f in ("code", "completion", "raw")):
@@ -187,6 +206,22 @@ class FileSolver:
             if index in slots:
                 raise SamplesFileError(f"{self.path}:{lineno}: duplicate index {index} for {sid}")
             slots[index] = rec
+
+    def _load_run_log(self) -> None:
+        from codegen_eval.log import LogFormatError, failed_generation, read_log
+
+        try:
+            log = read_log(self.path)
+        except LogFormatError as exc:
+            raise SamplesFileError(str(exc)) from None
+        for rec in log.candidates.values():
+            if failed_generation(rec):
+                continue  # no code: nothing to score again
+            # the log leaves raw empty where it equals the code
+            item = {**rec, "raw": rec.get("raw") or rec.get("code", "")}
+            self._by_sample.setdefault(str(rec["sample_id"]), {})[int(rec["index"])] = item
+        if not self._by_sample:
+            raise SamplesFileError(f"{self.path}: a run log without candidates")
 
     @property
     def sample_ids(self) -> list[str]:

@@ -80,6 +80,40 @@ async def test_file_solver_scores_foreign_samples(tmp_path: Path) -> None:
     assert by_key[("sum-01", 0)]["failure_class"] == "compile_error:syntax"
 
 
+class _Tightened:
+    """A scorer made stricter after a run: whatever passed before now fails."""
+
+    async def score(self, sample: Sample, candidate: Candidate) -> Score:
+        return Score(0.0, "fail", "wrong_answer:tightened", {}, "re-judged")
+
+
+async def test_a_run_log_is_a_samples_file_scored_again(tmp_path: Path) -> None:
+    samples = tmp_path / "samples.jsonl"
+    lines = [
+        {"sample_id": "sum-00", "index": 0, "code": REFERENCE, "metadata": {"tokens": 7}},
+        {"sample_id": "sum-01", "index": 0, "raw": f"```c\n{BROKEN['syntax']}```"},
+    ]
+    samples.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    first = tmp_path / "first.jsonl"
+    await run_eval([tiny_task(2)], FileSolver(samples), first, _cfg(n=1))
+    with first.open("a") as fh:  # a generation that failed has no code to score again
+        fh.write(json.dumps({"type": "candidate", "suite": "tiny-c", "sample_id": "sum-01",
+                             "index": 1, "code": "", "raw": "",
+                             "metadata": {"generation_error": "HTTP 500"}}) + "\n")  # fmt: skip
+    again = FileSolver(first)
+    assert again.available("sum-00") == 1 and again.available("sum-01") == 1
+    # the same scorer gives the same verdicts, and the candidates keep their metadata
+    same = await run_eval([tiny_task(2)], again, tmp_path / "same.jsonl", _cfg(n=1))
+    by_id = {r["sample_id"]: r for r in same.records}
+    assert by_id["sum-00"]["status"] == "pass" and by_id["sum-00"]["candidate"]["tokens"] == 7
+    assert by_id["sum-01"]["failure_class"] == "compile_error:syntax"
+    # a tightened scorer re-judges the logged code: the verdicts are its own, not the log's
+    strict = Task("tiny-c", tiny_task(2).dataset, _Tightened())
+    result = await run_eval([strict], FileSolver(first), tmp_path / "strict.jsonl", _cfg(n=1))
+    assert {r["failure_class"] for r in result.records} == {"wrong_answer:tightened"}
+    assert len(result.records) == 2
+
+
 def test_file_solver_bad_input_is_clear(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"sample_id": "a"}\n')
