@@ -113,6 +113,16 @@ async def test_a_line_oriented_suite_is_asked_for_its_own_format_again(scripted)
     assert "OpenMP pragma line(s) only" in last  # the suite's own format, restated
 
 
+async def test_a_line_oriented_answer_is_replayed_as_the_model_wrote_it(scripted) -> None:
+    # fenced under the suite's tag (```openmp), the 1.5B model answered `omp parallel for`
+    # without `#pragma`; the model's own turn is now its reply, unfenced
+    server = scripted([Rule(replies=["none", "#pragma omp atomic"])])
+    task = get_suite("omp-pragma", problems=["atomic_histogram"])
+    await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
+    own_turn = [m for m in server.requests[1]["messages"] if m["role"] == "assistant"]
+    assert [m["content"] for m in own_turn] == ["none"]
+
+
 async def test_a_whole_file_suite_still_asks_for_the_complete_solution(scripted) -> None:
     server = scripted([Rule(replies=[GATES_VHDL, GATES_OK])])
     task = get_suite("verilog", problems=["p01_basic_gates"])

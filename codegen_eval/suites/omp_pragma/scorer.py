@@ -100,7 +100,9 @@ def parse_answer(text: str) -> OmpAnswer | None:
             break  # only the first run of consecutive pragma lines is the answer
     if picked:
         return OmpAnswer(tuple(picked))
-    prose = re.sub(r"^\s*(`{3,}|~{3,}).*$", "", body, flags=re.MULTILINE)
+    # a fence on one line ("```none```") is inline code; a fence line's info string is not prose
+    prose = re.sub(r"(`{3,}|~{3,})([^`~\n]*)\1", r" \2 ", body)
+    prose = re.sub(r"^\s*(`{3,}|~{3,}).*$", "", prose, flags=re.MULTILINE)
     if _NONE_ANSWER.search(prose):
         return OmpAnswer(())
     return None

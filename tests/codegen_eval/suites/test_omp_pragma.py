@@ -136,6 +136,7 @@ def test_clause_metrics_for_partial_answers() -> None:
         ("none", ()),
         ("`none` - the loop carries a dependence", ()),
         ("This loop cannot be parallelized safely.", ()),
+        ("```none```\nThis is the correct answer.", ()),  # a one-line fence (1.5B repair)
     ],
 )  # fmt: skip
 def test_parse_answer(reply: str, expected: tuple[str, ...]) -> None:
@@ -149,4 +150,5 @@ def test_parse_answer(reply: str, expected: tuple[str, ...]) -> None:
 def test_parse_answer_without_pragma_or_none_is_unparsable() -> None:
     assert parse_answer("I would use OpenMP threads here.") is None
     assert parse_answer("") is None
+    assert parse_answer("```none\nint x;\n```") is None  # a fence's info string is not prose
     assert parse_answer("<think>#pragma omp parallel for</think>It depends.") is None
