@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from codegen_eval.kernelgym.env import matching_brace
+from codegen_eval.ctext import matching_brace
 
 __all__ = [
     "Edit",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from codegen_eval.ctext import matching_brace
 from codegen_eval.kernelgym.builders import touched_files
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs
 from codegen_eval.kernelgym.runner import RunConfig
@@ -86,19 +87,6 @@ class SourceView:
             if found := _extract(self.read_file(rel), pattern):
                 return f"// {rel}:{found[0]}\n{found[1]}"
         return None
-
-
-def matching_brace(text: str, brace: int) -> int | None:
-    """Index of the `}` that closes the `{` at `brace`, or None when the text ends first."""
-    depth = 0
-    for i in range(brace, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
 
 
 def _extract(text: str, pattern: re.Pattern[str]) -> tuple[int, str] | None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.ctext import matching_brace
+
 # The seven parallelism models upstream knows, in its order.
 ALL_MODELS = ("serial", "omp", "mpi", "mpi+omp", "kokkos", "cuda", "hip")
 DEFAULT_PROBLEM_SIZE = "(1<<18)"  # upstream's fallback when problem-sizes.json has no entry
@@ -245,40 +247,6 @@ def prompt_signature(prompt: str) -> Signature | None:
     return Signature(m.group(1), tuple(split_params(m.group(2))))
 
 
-def _skip_literal(text: str, i: int) -> int:
-    """Index just after the comment or literal starting at text[i], or i if none starts."""
-    if text.startswith("//", i):
-        j = text.find("\n", i)
-        return len(text) if j < 0 else j
-    if text.startswith("/*", i):
-        j = text.find("*/", i + 2)
-        return len(text) if j < 0 else j + 2
-    if text[i] in "\"'":
-        q, j = text[i], i + 1
-        while j < len(text) and text[j] != q:
-            j += 2 if text[j] == "\\" else 1
-        return j + 1
-    return i
-
-
-def matching_brace(text: str, open_at: int) -> int:
-    """Index of the `}` closing the `{` at open_at (comments and literals skipped), or -1."""
-    depth, i = 0, open_at
-    while i < len(text):
-        j = _skip_literal(text, i)
-        if j != i:
-            i = j
-            continue
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return -1
-
-
 def function_body(source: str, name: str) -> tuple[str, str, int] | None:
     """(signature line, body text after its `{` up to and including the closing `}`,
     offset of the line) of the first definition of `name` whose line ends with `{`."""
@@ -289,7 +257,7 @@ def function_body(source: str, name: str) -> tuple[str, str, int] | None:
         while source[open_at] != "{":
             open_at -= 1
         close = matching_brace(source, open_at)
-        if close > 0:
+        if close is not None:
             return m.group(0), source[open_at + 1 : close + 1], m.start()
     return None
 
@@ -301,6 +269,8 @@ def called_in(source: str, function: str) -> str | None:
     if m is None:
         return None
     close = matching_brace(source, m.end() - 1)
+    if close is None:
+        return None  # the driver's text ends inside the function
     calls = re.findall(r"([A-Za-z_]\w*)\s*\(", source[m.end() : close])
     return calls[0] if calls else None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from codegen_eval.readers.pareval.checkout import _skip_literal
+from codegen_eval.ctext import skip_comment_or_literal
 
 DRIVER_FUNCTIONS = ("main", "init", "compute", "best", "validate", "reset", "destroy")
 # Ways to end or leave the process (or hide later output) after printing a forged verdict.
@@ -34,7 +34,7 @@ def strip_comments_and_strings(code: str) -> tuple[str, list[str]]:
     strings: list[str] = []
     i = 0
     while i < len(code):
-        j = _skip_literal(code, i)
+        j = skip_comment_or_literal(code, i)
         if j == i:
             out.append(code[i])
             i += 1
