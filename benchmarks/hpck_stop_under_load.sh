@@ -1,12 +1,14 @@
 #!/bin/bash
-# hpc-kernels: does a work-after-done candidate get past the host's stop on a loaded machine?
-# Starts BUSY busy loops (nice 0), runs the adversarial test test_work_after_done_does_not_count
-# RUNS times, and prints how many runs caught every candidate and how many let one pass.
+# hpc-kernels: does a work-after-done candidate get its late work past the timed window on a
+# loaded machine? Starts BUSY busy loops (nice 0), runs the adversarial test
+# test_work_after_done_does_not_count RUNS times, and prints how many runs held (every late
+# work either not done at the stop, or timed: a pass no faster than 3x) and how many did not.
 #
 #   benchmarks/hpck_stop_under_load.sh [RUNS=5] [BUSY=4]
 #
 # Measured 2026-11-24 on 2 cores, BUSY=8: before the guard's nice 19, 1 of 20 runs let the
-# stop-host candidate pass; after, 0 of 40 (docs/suite-hpc-kernels.md, Limits).
+# stop-host candidate pass; after, 0 of 40 (docs/suite-hpc-kernels.md, Limits). Since the host
+# stops the candidate before reading its clock, a late pass is timed and the test accepts it.
 set -u
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -29,5 +31,5 @@ for i in $(seq 1 "$runs"); do
   fi
   rm -f "$log"
 done
-echo "runs that caught every candidate: $caught; runs where one scored pass: $passed;" \
+echo "runs that held: $caught; runs where late work escaped (or another failure): $passed;" \
   "load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -436,6 +436,13 @@ async def test_clocks_and_priorities_cannot_move_the_speedup() -> None:
 )
 async def test_work_after_done_does_not_count(code: str) -> None:
     sc = await _score("axpy/serial", code)
+    if sc.status == "pass":
+        # A loaded machine: the host got no CPU until the late work was done. The host stops
+        # the candidate before it reads its clock, so that work was inside the timed window:
+        # no better than a serial AXPY (had it escaped, the window would be microseconds and
+        # the speedup in the hundreds). Seen at load 6-9 on 2 cores: speedups 0.84 and 1.02.
+        assert sc.metrics["speedup"] < 3, sc.explanation
+        return
     assert (sc.status, sc.failure_class) == ("fail", FailureClass.WRONG_ANSWER), sc.explanation
 
 

@@ -12,7 +12,8 @@
  *   2. give each guest its arena (a sealed memfd);
  *   3. per repetition, with every guest stopped: check the previous repetition's outputs,
  *      write fresh inputs from a new secret seed, poison the outputs, then SIGCONT and time
- *      until every guest says done; stop them again;
+ *      until every guest has said done and been sent SIGSTOP (the clock is read after the
+ *      stop goes out, so no candidate work falls between the window and the stop);
  *   4. end the guests.
  * The baseline runs before any candidate process exists, and through the same protocol, so
  * both are measured under the same conditions. Then the verdict is printed. */
@@ -171,9 +172,13 @@ static void wait_stopped(void) {
     }
 }
 
-static void stop_all(void) {
+static void signal_stop_all(void) {
     for (int i = 0; i < np; ++i)
         if (kill(gpid[i], SIGSTOP) != 0) verdict("crash", "guest_%d_gone", i);
+}
+
+static void stop_all(void) {
+    signal_stop_all();
     wait_stopped();
 }
 
@@ -410,6 +415,10 @@ static double run_phase(char **launch_argv, const char *nodump, const char *what
             recv_msg(i, &m, sizeof m, "run");
             if (m.kind != HPCK_DONE || m.a != (uint32_t)k) verdict("tamper", "expected_done");
         }
+        /* The stop goes out before the clock is read: if this process loses its CPU after
+         * the last DONE (a loaded machine), whatever the candidate runs until the stop is
+         * inside the window, never after it. The stop itself is confirmed at the loop head. */
+        signal_stop_all();
         double t = now() - t0;
         if (t < best) best = t;
         sum += t;
