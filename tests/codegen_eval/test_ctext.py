@@ -8,7 +8,7 @@ from codegen_eval.readers.pareval.checkout import called_in
 
 
 def test_braces_in_comments_and_literals_do_not_count() -> None:
-    text = 'int f(void) { /* } */ char c = \'}\'; puts("{ }"); // }\n return 1; } int g;'
+    text = "int f(void) { /* } */ char c = '}'; puts(\"{ }\"); // }\n return 1; } int g;"
     close = matching_brace(text, text.index("{"))
     assert close is not None and text[close - 10 : close + 1] == "return 1; }"
 

@@ -25,7 +25,8 @@
 7. A loop construct (for, simd, taskloop, ...) must not leave shared a variable that the
    reference keeps out of the shared state (its reduction, private and lastprivate
    variables: every one of them is written by the loop): that is a data race whether or not
-   it showed in the runs (wrong_answer:data_race, decided before any run).
+   it showed in the runs (wrong_answer:data_race, decided once the program compiles, before
+   any run: a compile error is reported first).
 """
 
 from __future__ import annotations
@@ -167,6 +168,19 @@ def _racy_shared(
     return sorted(needed - own)
 
 
+def _data_race(plan: _Plan, metrics: dict[str, float]) -> Score:
+    names = ", ".join(plan.racy)
+    verb = "is" if len(plan.racy) == 1 else "are"
+    failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_race",
+                   f"{_one_line(plan.answer)}: {names} {verb} written by the loop's iterations "
+                   "but shared between threads (decided without running)", metrics)  # fmt: skip
+    # the names are the reference's clause variables: a repairing model hears the verdict on
+    # its answer, not which variables the reference privatises
+    failed.feedback = (f"{_one_line(plan.answer)}: a data race: a variable the loop writes "
+                       "stays shared between threads")  # fmt: skip
+    return failed
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """What one sample's runs need: the screened answer, whether the runs are observed."""
@@ -176,6 +190,7 @@ class _Plan:
     reference: OmpPragma | None
     cand: OmpPragma | None
     observed: bool  # the reference is a parallel construct: observe the runs
+    racy: tuple[str, ...] = ()  # variables the answer's loop leaves shared (_racy_shared)
 
 
 class OmpPragmaScorer:
@@ -231,19 +246,8 @@ class OmpPragmaScorer:
             failed.feedback = (f"{_one_line(answer)}: not the kind of construct this "
                                "statement needs (decided before any run)")  # fmt: skip
             return failed
-        if cand is not None and (
-            racy := _racy_shared(reference, cand, self._loop_vars(sample, cand))
-        ):
-            failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_race",
-                           f"{_one_line(answer)}: {', '.join(racy)} is written by the loop's "
-                           "iterations but stays shared between threads (decided before any "
-                           "run)", metrics)  # fmt: skip
-            # the names are the reference's clause variables: a repairing model hears the
-            # verdict on its answer, not which variables the reference privatises
-            failed.feedback = (f"{_one_line(answer)}: a data race: a variable the loop writes "
-                               "stays shared between threads")  # fmt: skip
-            return failed
-        plan = _Plan(answer, screened, reference, cand, self._observes(sample))
+        racy = () if cand is None else _racy_shared(reference, cand, self._loop_vars(sample, cand))
+        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy))
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
 
@@ -329,6 +333,8 @@ class OmpPragmaScorer:
             cls = cls or FailureClass.with_detail(FailureClass.COMPILE_ERROR, "other")
             log = short_log(build.exec_result.stderr + build.exec_result.stdout)
             return _fail(cls, log, metrics)
+        if plan.racy:  # it compiles (compile errors are reported first), and races
+            return _data_race(plan, metrics)
         metrics["functional_output_match"] = 0.0
         timing_dependent = plan.screened is None or plan.screened.timing_dependent
         sharing_runs: list[bool] = []  # per observed run at 2+ threads: was the loop shared

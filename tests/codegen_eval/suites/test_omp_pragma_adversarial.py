@@ -47,8 +47,10 @@ SCREENED = [
      "forbidden_construct:backslash"),
     ("atomic_histogram", "#pragma omp taskgroup", "wrong_answer:wrong_construct"),
     ("simd_inner_dot", "#pragma omp critical", "wrong_answer:wrong_construct"),
-    # a variable written by every iteration left shared: a race, whether or not it shows in
-    # four runs (a max race rarely does: one such answer passed a run on 2 cores)
+]  # fmt: skip
+# A variable written by every iteration left shared: a race, whether or not it shows in four
+# runs (at -O2 gcc keeps a shared `j`, `s` in registers: private_matvec printed the right sum).
+DATA_RACES = [
     ("reduction_max_rows", "#pragma omp parallel for", "wrong_answer:data_race"),
     ("reduction_sum", "#pragma omp parallel for schedule(static)", "wrong_answer:data_race"),
     ("reduction_two_sums", "#pragma omp parallel for reduction(+:sum)",
@@ -119,6 +121,13 @@ async def test_screened_cheats_fail_before_compiling(task, name, answer, cls) ->
     assert (score.value, score.failure_class) == (0.0, cls), score.explanation
     assert "\n" not in score.explanation  # one line
     assert "functional_output_match" not in score.metrics  # nothing was compiled or run
+
+
+@pytest.mark.parametrize(("name", "answer", "cls"), DATA_RACES)
+async def test_data_races_fail_without_running(task, name, answer, cls) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, cls), score.explanation
+    assert "functional_output_match" not in score.metrics  # compiled, never run
 
 
 @pytest.mark.parametrize(("name", "answer", "cls"), OBSERVED)

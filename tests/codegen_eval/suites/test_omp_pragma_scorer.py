@@ -50,7 +50,7 @@ async def test_missing_reduction_is_a_data_race_with_lower_recall(task) -> None:
     assert score.failure_class == "wrong_answer:data_race", score.explanation
     assert score.value == 0.0
     assert score.metrics["clause_recall"] == 0.5
-    assert "functional_output_match" not in score.metrics  # decided before any run
+    assert "functional_output_match" not in score.metrics  # decided without running
 
 
 async def test_reduction_into_a_private_copy_is_a_wrong_answer_at_run_time(task) -> None:
