@@ -311,14 +311,13 @@ class RepairSolver:
     async def _ask_repair(
         self, sample: Sample, index: int, round_no: int, system: str, current: Round
     ) -> GenResult:
-        if wants_whole_file(sample):
-            fence = fence_tag(sample)
-            previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
-        else:
-            # A line-oriented answer is replayed as the model wrote it. Fenced under the
-            # suite's language tag (```openmp), the 1.5B model took the tag for the language
-            # and answered `omp parallel for ...` without `#pragma` (3 of 35 omp-pragma rounds).
-            previous = trim(current.raw, 2000) or current.code
+        # A line-oriented answer (pragma lines, MPI call lines) is C: fenced under the suite's
+        # language tag (```openmp) the 1.5B model took the tag for the language and answered
+        # `omp parallel for ...` without `#pragma` (3 of 35 omp-pragma rounds). Replayed bare,
+        # as the model wrote it, it wrote the same answer again in 28 of 33 rounds (10 of 35
+        # fenced, in the run before).
+        fence = fence_tag(sample) if wants_whole_file(sample) else "c"
+        previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
         if self.diagnostic_hints:
             language = str(sample.metadata.get("language", ""))
             current.readings = diagnostic_hints(

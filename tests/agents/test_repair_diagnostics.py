@@ -129,14 +129,14 @@ async def test_a_line_oriented_suite_is_asked_for_its_own_format_again(scripted)
     assert "OpenMP pragma line(s) only" in last  # the suite's own format, restated
 
 
-async def test_a_line_oriented_answer_is_replayed_as_the_model_wrote_it(scripted) -> None:
+async def test_a_line_oriented_answer_is_replayed_as_c(scripted) -> None:
     # fenced under the suite's tag (```openmp), the 1.5B model answered `omp parallel for`
-    # without `#pragma`; the model's own turn is now its reply, unfenced
+    # without `#pragma`; replayed bare, it repeated itself in 28 of 33 rounds
     server = scripted([Rule(replies=["none", "#pragma omp atomic"])])
     task = get_suite("omp-pragma", problems=["atomic_histogram"])
     await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
     own_turn = [m for m in server.requests[1]["messages"] if m["role"] == "assistant"]
-    assert [m["content"] for m in own_turn] == ["none"]
+    assert [m["content"] for m in own_turn] == ["```c\nnone\n```"]
 
 
 async def test_a_whole_file_suite_still_asks_for_the_complete_solution(scripted) -> None:
