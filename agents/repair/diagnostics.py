@@ -176,9 +176,11 @@ _UNDECLARED = re.compile(r"[‘'`\"](\w+)[’'`\"] undeclared")
 
 
 def _undeclared(report: str) -> list[str]:
-    """gcc's "'check' undeclared": the 1.5B model named in an OpenMP clause a variable that
-    the program declares only after the loop (`reduction(+:check)`, 15 of 69 omp-pragma
-    samples), and its repairs dropped the pragma instead of the name."""
+    """gcc's "'x' undeclared", for answers that are whole files (the fix may be to declare
+    it). Not for line-oriented answers: told this about `reduction(+:check)` (a variable the
+    omp-pragma program declares after the loop, 15 of 69 1.5B samples), the 1.5B model kept
+    the name in 7 of the 14 repair rounds that followed and declared it in 6 (`long long
+    check = 0;` as the whole answer, or a whole program)."""
     names = list(dict.fromkeys(_UNDECLARED.findall(report)))[:3]
     if not names:
         return []
@@ -190,16 +192,19 @@ def _undeclared(report: str) -> list[str]:
     ]
 
 
-def diagnostic_hints(report: str, code: str, *, language: str = "") -> list[str]:
+def diagnostic_hints(
+    report: str, code: str, *, language: str = "", whole_file: bool = True
+) -> list[str]:
     """Readings of this failure's report and code, most specific first, at most MAX_HINTS.
 
     `language` ("verilog", "c", "cuda", ...) keeps the code readings to the language they
-    are about: `--` or `:=` in C is not a VHDL habit."""
+    are about: `--` or `:=` in C is not a VHDL habit. `whole_file` False: the answer is a few
+    lines (pragmas, calls) that cannot declare anything."""
     verilog = language.lower() in ("verilog", "systemverilog", "sv")
     # `// then latch it` is prose, not VHDL (`--` lines are not `//` comments: they stay)
     code = _COMMENTS.sub(" ", code or "")
     report = report or ""
-    hints = _mpi_signatures(report) + _undeclared(report)
+    hints = _mpi_signatures(report) + (_undeclared(report) if whole_file else [])
     for where, pattern, reading in _READINGS:
         if where == "code":
             if not verilog or not pattern.search(code):

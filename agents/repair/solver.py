@@ -321,7 +321,10 @@ class RepairSolver:
         if self.diagnostic_hints:
             language = str(sample.metadata.get("language", ""))
             current.readings = diagnostic_hints(
-                current.score.model_feedback, current.code, language=language
+                current.score.model_feedback,
+                current.code,
+                language=language,
+                whole_file=wants_whole_file(sample),
             )
         return await _repair(
             system,
