@@ -316,7 +316,8 @@ class RepairSolver:
         # `omp parallel for ...` without `#pragma` (3 of 35 omp-pragma rounds). Replayed bare,
         # as the model wrote it, it wrote the same answer again in 28 of 33 rounds (10 of 35
         # fenced, in the run before).
-        fence = fence_tag(sample) if wants_whole_file(sample) else "c"
+        whole_file = wants_whole_file(sample)
+        fence = fence_tag(sample) if whole_file else "c"
         previous = f"```{fence}\n{current.code}```" if current.code else trim(current.raw, 2000)
         if self.diagnostic_hints:
             language = str(sample.metadata.get("language", ""))
@@ -324,7 +325,7 @@ class RepairSolver:
                 current.score.model_feedback,
                 current.code,
                 language=language,
-                whole_file=wants_whole_file(sample),
+                whole_file=whole_file,
             )
         return await _repair(
             system,
