@@ -175,21 +175,36 @@ def _mpi_signatures(report: str) -> list[str]:
 _UNDECLARED = re.compile(r"[‘'`\"](\w+)[’'`\"] undeclared")
 
 
-def _undeclared(report: str) -> list[str]:
-    """gcc's "'x' undeclared", for answers that are whole files (the fix may be to declare
-    it). Not for line-oriented answers: told this about `reduction(+:check)` (a variable the
-    omp-pragma program declares after the loop, 15 of 69 1.5B samples), the 1.5B model kept
-    the name in 7 of the 14 repair rounds that followed and declared it in 6 (`long long
-    check = 0;` as the whole answer, or a whole program)."""
+def _undeclared(report: str, *, whole_file: bool, language: str) -> list[str]:
+    """gcc's "'x' undeclared". A whole file may declare the name. A line-oriented answer
+    (pragmas, call lines) cannot: the name must go. Told only "declare it above its first
+    use" about `reduction(+:check)` (a variable the omp-pragma program declares after the
+    loop, 15 of 69 1.5B samples), the 1.5B model kept the name in 7 of the 14 repair rounds
+    that followed and declared it in 6 (`long long check = 0;` as the whole answer)."""
     names = list(dict.fromkeys(_UNDECLARED.findall(report)))[:3]
     if not names:
         return []
     listed = ", ".join(f"`{n}`" for n in names)
-    return [
-        f"{listed} {'is' if len(names) == 1 else 'are'} not declared at the line that uses "
-        f"{'it' if len(names) == 1 else 'them'}: in C a variable must be declared above its "
-        "first use, in an enclosing scope. Use only names declared before that line."
-    ]
+    one = len(names) == 1
+    if whole_file:
+        return [
+            f"{listed} {'is' if one else 'are'} not declared at the line that uses "
+            f"{'it' if one else 'them'}: in C a variable must be declared above its "
+            "first use, in an enclosing scope. Use only names declared before that line."
+        ]
+    reading = (
+        f"{listed} {'does' if one else 'do'} not exist where your line stands: the program "
+        f"declares {'it' if one else 'them'} further down, inside a loop, or nowhere. Take "
+        f"{listed} out of your answer and name only variables declared above that line. "
+        "Your answer is only the lines the task asks for: it cannot declare variables."
+    )
+    if language.lower() == "openmp":
+        # the two places the 1.5B model took its undeclared names from
+        reading += (
+            " A variable declared inside the loop is already private to each thread; one "
+            "declared after the loop is not touched by it."
+        )
+    return [reading]
 
 
 def diagnostic_hints(
@@ -199,12 +214,12 @@ def diagnostic_hints(
 
     `language` ("verilog", "c", "cuda", ...) keeps the code readings to the language they
     are about: `--` or `:=` in C is not a VHDL habit. `whole_file` False: the answer is a few
-    lines (pragmas, calls) that cannot declare anything."""
+    lines (pragmas, calls) that cannot declare anything, so an undeclared name must go."""
     verilog = language.lower() in ("verilog", "systemverilog", "sv")
     # `// then latch it` is prose, not VHDL (`--` lines are not `//` comments: they stay)
     code = _COMMENTS.sub(" ", code or "")
     report = report or ""
-    hints = _mpi_signatures(report) + (_undeclared(report) if whole_file else [])
+    hints = _mpi_signatures(report) + _undeclared(report, whole_file=whole_file, language=language)
     for where, pattern, reading in _READINGS:
         if where == "code":
             if not verilog or not pattern.search(code):

@@ -334,7 +334,7 @@ class RepairSolver:
             current.score.failure_class or current.score.status,
             trim(current.score.model_feedback or "(no details)", self.feedback_chars),
             quote_diagnosed_lines(current.score.model_feedback, current.code, sample.files),
-            repair_hint(current.score.failure_class, whole_file=wants_whole_file(sample)),
+            repair_hint(current.score.failure_class, whole_file=whole_file),
             current.readings,
             reply_instruction(sample),
             round_no,

@@ -55,26 +55,31 @@ def test_mpi_argument_errors_get_the_signatures() -> None:
     assert hint.count("MPI_Send(") == 1
 
 
-def test_a_name_used_before_its_declaration_is_read_for_whole_files_only() -> None:
+def test_an_undeclared_name_is_read_as_declare_it_or_take_it_out() -> None:
     report = "solution.c:3:9: error: 'x' undeclared (first use in this function)"
     [hint] = diagnostic_hints(report, "", language="c")
     assert hint.startswith("`x` is not declared at the line that uses it")
     two = diagnostic_hints(report + "\nsolution.c:4:2: error: 'y' undeclared", "")
     assert two[0].startswith("`x`, `y` are not declared")
-    # a pragma answer cannot declare anything: told so, the 1.5B model declared the variable
-    assert diagnostic_hints(report, "", language="openmp", whole_file=False) == []
+    # a pragma answer cannot declare anything: told "declare it", the 1.5B model did
+    [line] = diagnostic_hints(report, "", language="openmp", whole_file=False)
+    assert "Take `x` out of your answer" in line and "cannot declare" in line
+    assert "declared above its first use" not in line
+    assert "already private" in line  # the omp-pragma case: a name from the loop's body
+    [call] = diagnostic_hints(report, "", language="mpi", whole_file=False)
+    assert "Take `x` out" in call and "private" not in call
 
 
-async def test_a_pragma_answer_with_an_undeclared_name_gets_no_declaration_reading(
-    scripted,
-) -> None:
+async def test_a_pragma_answer_with_an_undeclared_name_is_told_to_drop_it(scripted) -> None:
     answer = "#pragma omp parallel for reduction(+:check)"  # declared after the loop
-    scripted([Rule(replies=[answer, "#pragma omp parallel for private(j, s)"])])
+    server = scripted([Rule(replies=[answer, "#pragma omp parallel for private(j, s)"])])
     task = get_suite("omp-pragma", problems=["private_matvec"])
     [cand] = await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
     first = cand.metadata["history"][0]
     assert first["failure_class"] == "compile_error:undeclared"
-    assert first["readings"] == []
+    [reading] = first["readings"]
+    assert "Take `check` out of your answer" in reading
+    assert reading in _user_text(server.requests[1])
     assert cand.metadata["passed_round"] == 2
 
 
