@@ -131,6 +131,14 @@ _READINGS: tuple[_Reading, ...] = (
     ),
     _rule(
         "report",
+        r"`MPI_(?:Init|Init_thread|Finalize|Comm_rank|Comm_size)` is not accepted",
+        "Leave out `MPI_Init`, `MPI_Comm_rank`, `MPI_Comm_size` and `MPI_Finalize`: the "
+        "program keeps its own, and an answer that repeats one is refused whole. Do not copy "
+        "the program's other lines either: answer only with the calls that were removed, one "
+        "per line (`N: MPI_Bcast(...);`).",
+    ),
+    _rule(
+        "report",
         r"struct ompi_communicator_t|incomplete type.*MPI_Comm",
         "`MPI_Comm` is an opaque handle with no fields: get the rank and the number of "
         "processes with `MPI_Comm_rank(comm, &rank)` and `MPI_Comm_size(comm, &size)`.",

@@ -37,6 +37,8 @@ REPAIR_HINTS: dict[str, str] = {
     "complete source in exactly one fenced code block.",
     "compile_error": "The compiler rejected the code. Fix every diagnostic listed (the line "
     "numbers refer to your file), keeping the required interface unchanged.",
+    "forbidden_construct": "The grader refused your answer before compiling it: the report "
+    "names the line and why. Leave that construct out; the rest of your answer may stay.",
     "link_error": "The code compiled but did not link: the function name or signature does not "
     "match the required one, a symbol is missing, or you defined main(). Match the interface "
     "exactly.",

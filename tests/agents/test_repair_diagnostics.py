@@ -156,3 +156,22 @@ async def test_a_whole_file_suite_still_asks_for_the_complete_solution(scripted)
     task = get_suite("verilog", problems=["p01_basic_gates"])
     await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
     assert "complete corrected solution" in _user_text(server.requests[1])
+
+
+async def test_an_mpi_answer_that_repeats_the_set_up_is_told_to_leave_it_out(scripted) -> None:
+    # the 1.5B model's habit: the program copied with numbers, MPI_Init included
+    calls = (
+        "16: MPI_Bcast(params, 3, MPI_LONG, 0, MPI_COMM_WORLD);\n"
+        "18: MPI_Reduce(&local, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);"
+    )
+    copied = "11: MPI_Init(&argc, &argv);\n" + calls
+    server = scripted([Rule(replies=[copied, calls])])
+    task = get_suite("mpi-completion", problems=["bcast_params"])
+    [cand] = await RepairSolver(task.scorer, rounds=2).solve(task.dataset[0], 1)
+    first = cand.metadata["history"][0]
+    assert first["failure_class"] == "forbidden_construct:mpi_function"
+    assert any("Leave out `MPI_Init`" in r for r in first["readings"])
+    repair = _user_text(server.requests[1])
+    assert "refused your answer before compiling it" in repair  # the class's own hint
+    assert "Leave out `MPI_Init`" in repair
+    assert cand.metadata["passed_round"] == 2
