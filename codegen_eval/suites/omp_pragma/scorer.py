@@ -26,7 +26,8 @@
    reference keeps out of the shared state (its reduction, private and lastprivate
    variables: every one of them is written by the loop): that is a data race whether or not
    it showed in the runs (wrong_answer:data_race, decided once the program compiles, before
-   any run: a compile error is reported first).
+   any run: a compile error is reported first). So is `none` on a statement the reference
+   guards (atomic, critical): the parallel loop around it runs it in every thread.
 """
 
 from __future__ import annotations
@@ -169,6 +170,16 @@ def _racy_shared(
 
 
 def _data_race(plan: _Plan, metrics: dict[str, float]) -> Score:
+    if plan.unguarded:
+        failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_race",
+                       "none: the statement is run by every thread of the parallel loop around "
+                       "it and needs mutual exclusion (decided without running)",
+                       metrics)  # fmt: skip
+        # the program shows the parallel loop around the statement; "mutual exclusion" names
+        # the reference's kind of construct, which a repairing model is not told
+        failed.feedback = ("none: a data race: the statement runs in several threads at once "
+                           "(decided without running)")  # fmt: skip
+        return failed
     names = ", ".join(plan.racy)
     verb = "is" if len(plan.racy) == 1 else "are"
     failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_race",
@@ -191,6 +202,9 @@ class _Plan:
     cand: OmpPragma | None
     observed: bool  # the reference is a parallel construct: observe the runs
     racy: tuple[str, ...] = ()  # variables the answer's loop leaves shared (_racy_shared)
+    # `none` where the reference guards a statement (atomic, critical) inside a parallel loop:
+    # a race, whether or not it shows (it hid in 1 of 2 runs of atomic_histogram at load)
+    unguarded: bool = False
 
 
 class OmpPragmaScorer:
@@ -247,7 +261,10 @@ class OmpPragmaScorer:
                                "statement needs (decided before any run)")  # fmt: skip
             return failed
         racy = () if cand is None else _racy_shared(reference, cand, self._loop_vars(sample, cand))
-        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy))
+        unguarded = (answer.is_none and reference is not None
+                     and bool(set(reference.directive.split()) & {"atomic", "critical"}))  # fmt: skip
+        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy),
+                     unguarded)  # fmt: skip
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
 
@@ -333,7 +350,7 @@ class OmpPragmaScorer:
             cls = cls or FailureClass.with_detail(FailureClass.COMPILE_ERROR, "other")
             log = short_log(build.exec_result.stderr + build.exec_result.stdout)
             return _fail(cls, log, metrics)
-        if plan.racy:  # it compiles (compile errors are reported first), and races
+        if plan.racy or plan.unguarded:  # it compiles (compile errors come first), and races
             return _data_race(plan, metrics)
         metrics["functional_output_match"] = 0.0
         timing_dependent = plan.screened is None or plan.screened.timing_dependent

@@ -61,6 +61,9 @@ DATA_RACES = [
     ("reduction_sum", "#pragma omp parallel master taskloop", "wrong_answer:data_race"),
     ("private_temp", "#pragma omp parallel for default(firstprivate) shared(u)",
      "wrong_answer:data_race"),
+    # the statement inside a parallel loop left unguarded: a race even when the runs hide it
+    ("atomic_histogram", "none", "wrong_answer:data_race"),
+    ("critical_append", "none", "wrong_answer:data_race"),
 ]  # fmt: skip
 OBSERVED = [
     ("reduction_sum", "#pragma omp parallel for reduction(+:sum) num_threads(2-1)",
@@ -165,3 +168,12 @@ async def test_data_race_feedback_does_not_name_the_reference_variables(task) ->
     assert "best" in score.explanation  # the log says which variable
     assert "best" not in score.model_feedback and "reduction" not in score.model_feedback
     assert "data race" in score.model_feedback
+
+
+async def test_an_unguarded_statement_is_a_race_and_its_feedback_keeps_the_construct(task) -> None:
+    score = await _score(task, "atomic_histogram", "none")
+    assert score.failure_class == "wrong_answer:data_race"
+    assert "mutual exclusion" in score.explanation
+    feedback = score.model_feedback.lower()
+    assert "data race" in feedback
+    assert not any(word in feedback for word in ("atomic", "critical", "mutual exclusion"))
