@@ -38,7 +38,7 @@ def _load() -> str:
 
 def _run_pair(args: argparse.Namespace, stem: Path) -> dict[str, object]:
     common = ["--suite", args.suite, "--model", args.model, "--max-tokens", str(args.max_tokens),
-              "--max-generations", "2", "--no-progress"]  # fmt: skip
+              "--max-generations", "2", "--no-progress", "--seed", str(args.seed)]  # fmt: skip
     if args.filter:
         common += ["--filter", args.filter]
     if args.limit:
@@ -159,6 +159,8 @@ def main() -> int:
     ap.add_argument("--model", default="local")
     ap.add_argument("-R", "--rounds", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=768)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="both runs' seed: another draw of the same comparison")  # fmt: skip
     ap.add_argument("--filter")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--out", default="runs/measure")
