@@ -139,6 +139,20 @@ _READINGS: tuple[_Reading, ...] = (
     ),
     _rule(
         "report",
+        r"would be outside any function|would be the body of an? `\w+`",
+        "In `N: MPI_...(...);`, N is the number of the program's line after which the call "
+        "goes, not a count of your answer's lines: pick a line inside `main`'s braces that "
+        "ends a statement (not line 0, not a line above `main`, not an `if (...)` or "
+        "`for (...)` header without braces).",
+    ),
+    _rule(
+        "report",
+        r"is not a variable or constant of this program",
+        "Name only the program's own variables and macros, spelled as in the listing: a name "
+        "the program does not have is refused.",
+    ),
+    _rule(
+        "report",
         r"struct ompi_communicator_t|incomplete type.*MPI_Comm",
         "`MPI_Comm` is an opaque handle with no fields: get the rank and the number of "
         "processes with `MPI_Comm_rank(comm, &rank)` and `MPI_Comm_size(comm, &size)`.",

@@ -42,6 +42,13 @@ def test_report_readings() -> None:
     cuda = 'solution.cu(15): error: no instance of overloaded function "cudaMalloc" matches'
     assert "(void **)&d_x" in diagnostic_hints(cuda, "", language="cuda")[0]
     assert diagnostic_hints("TopModule.sv:40: mismatch in 3 of 20 samples", "") == []
+    # mpi-completion's screen, as the 1.5B model met it (answers numbered 0, 1, 2, ...)
+    top = "`MPI_Bcast(v, 1, MPI_INT, 0, MPI_COMM_WORLD);` would be outside any function, which"
+    assert "not a count of your answer's lines" in diagnostic_hints(top, "", language="mpi")[0]
+    body = "`MPI_Barrier(MPI_COMM_WORLD);` would be the body of a `for` loop without braces"
+    assert "without braces" in diagnostic_hints(body, "", language="mpi")[0]
+    name = "1: MPI_Bcast(&n, 1, MPI_INT, 0, c);: `c` is not a variable or constant of this program"
+    assert "own variables and macros" in diagnostic_hints(name, "", language="mpi")[0]
 
 
 def test_mpi_argument_errors_get_the_signatures() -> None:
