@@ -3,6 +3,8 @@ keyed on what the report or the code says, against the real reports of iverilog 
 
 from __future__ import annotations
 
+import pytest
+
 from agents.repair import RepairSolver
 from agents.repair.diagnostics import MAX_HINTS, MPI_SIGNATURES, diagnostic_hints
 from appl.testing import Rule
@@ -34,21 +36,30 @@ def test_code_readings_are_for_verilog_only_and_ignore_comments() -> None:
     assert diagnostic_hints("", "assign y = '0;", language="verilog") == []
 
 
-def test_report_readings() -> None:
-    link = "solution.c:(.text.startup+0x0): multiple definition of `main'; guest_main.o: first"
-    assert "Delete your `main()`" in diagnostic_hints(link, "", language="c")[0]
-    again = "TopModule.sv:11: error: 'q' has already been declared in this scope."
-    assert "declared twice" in diagnostic_hints(again, "", language="verilog")[0]
-    cuda = 'solution.cu(15): error: no instance of overloaded function "cudaMalloc" matches'
-    assert "(void **)&d_x" in diagnostic_hints(cuda, "", language="cuda")[0]
-    assert diagnostic_hints("TopModule.sv:40: mismatch in 3 of 20 samples", "") == []
+REPORT_READINGS = [
+    ("solution.c:(.text.startup+0x0): multiple definition of `main'; guest_main.o: first",
+     "c", "Delete your `main()`"),
+    ("TopModule.sv:11: error: 'q' has already been declared in this scope.",
+     "verilog", "declared twice"),
+    ('solution.cu(15): error: no instance of overloaded function "cudaMalloc" matches',
+     "cuda", "(void **)&d_x"),
     # mpi-completion's screen, as the 1.5B model met it (answers numbered 0, 1, 2, ...)
-    top = "`MPI_Bcast(v, 1, MPI_INT, 0, MPI_COMM_WORLD);` would be outside any function, which"
-    assert "not a count of your answer's lines" in diagnostic_hints(top, "", language="mpi")[0]
-    body = "`MPI_Barrier(MPI_COMM_WORLD);` would be the body of a `for` loop without braces"
-    assert "without braces" in diagnostic_hints(body, "", language="mpi")[0]
-    name = "1: MPI_Bcast(&n, 1, MPI_INT, 0, c);: `c` is not a variable or constant of this program"
-    assert "own variables and macros" in diagnostic_hints(name, "", language="mpi")[0]
+    ("`MPI_Bcast(v, 1, MPI_INT, 0, MPI_COMM_WORLD);` would be outside any function, which",
+     "mpi", "not a count of your answer's lines"),
+    ("`MPI_Barrier(MPI_COMM_WORLD);` would be the body of a `for` loop without braces",
+     "mpi", "without braces"),
+    ("1: MPI_Bcast(&n, 1, MPI_INT, 0, c);: `c` is not a variable or constant of this program",
+     "mpi", "own variables and macros"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("report", "language", "reading"), REPORT_READINGS)
+def test_report_readings(report: str, language: str, reading: str) -> None:
+    assert reading in diagnostic_hints(report, "", language=language)[0]
+
+
+def test_a_report_with_nothing_to_read_gets_no_reading() -> None:
+    assert diagnostic_hints("TopModule.sv:40: mismatch in 3 of 20 samples", "") == []
 
 
 def test_mpi_argument_errors_get_the_signatures() -> None:
