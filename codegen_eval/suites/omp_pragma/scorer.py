@@ -129,6 +129,10 @@ def _one_line(answer: OmpAnswer) -> str:
     return " / ".join(answer.lines) if answer.lines else "none"
 
 
+# directive words that guard one statement against the other threads of its team
+_MUTUAL_EXCLUSION = frozenset({"atomic", "critical"})
+
+
 def _wrong_construct(reference: OmpPragma | None, screened: ScreenedPragma) -> str | None:
     """Why the answer cannot be the construct the reference's statement needs (decided from
     the screened structure, before anything runs), or None."""
@@ -136,8 +140,8 @@ def _wrong_construct(reference: OmpPragma | None, screened: ScreenedPragma) -> s
         return None  # "none" references and parallel ones are judged after the runs
     need = set(reference.directive.split())
     words = set(screened.words)
-    if need & {"atomic", "critical"} and not (
-        len(screened.directives) == 1 and words & {"atomic", "critical"}
+    if need & _MUTUAL_EXCLUSION and not (
+        len(screened.directives) == 1 and words & _MUTUAL_EXCLUSION
     ):
         return "the statement needs mutual exclusion (atomic or critical)"
     if "simd" in need and "simd" not in words:
@@ -202,9 +206,13 @@ class _Plan:
     cand: OmpPragma | None
     observed: bool  # the reference is a parallel construct: observe the runs
     racy: tuple[str, ...] = ()  # variables the answer's loop leaves shared (_racy_shared)
-    # `none` where the reference guards a statement (atomic, critical) inside a parallel loop:
-    # a race, whether or not it shows (it hid in 1 of 2 runs of atomic_histogram at load)
-    unguarded: bool = False
+
+    @property
+    def unguarded(self) -> bool:
+        """`none` where the reference guards a statement (atomic, critical) inside a parallel
+        loop: a race, whether or not it shows (it hid in 1 of 2 runs of atomic_histogram)."""
+        return (self.answer.is_none and self.reference is not None
+                and bool(set(self.reference.directive.split()) & _MUTUAL_EXCLUSION))  # fmt: skip
 
 
 class OmpPragmaScorer:
@@ -261,10 +269,7 @@ class OmpPragmaScorer:
                                "statement needs (decided before any run)")  # fmt: skip
             return failed
         racy = () if cand is None else _racy_shared(reference, cand, self._loop_vars(sample, cand))
-        unguarded = (answer.is_none and reference is not None
-                     and bool(set(reference.directive.split()) & {"atomic", "critical"}))  # fmt: skip
-        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy),
-                     unguarded)  # fmt: skip
+        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy))
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
 
