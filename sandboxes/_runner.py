@@ -25,7 +25,6 @@ from .cgroups import RunCgroup
 from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 
 log = logging.getLogger(__name__)
-_READ_CHUNK = 1 << 16
 _CPU_POLL_S = 0.1
 _ESCALATE_S = 5.0  # SIGKILL a launcher that has not exited this long after our SIGTERM
 
@@ -99,19 +98,40 @@ def _make_preexec(spec: LaunchSpec) -> Callable[[], None]:
     return preexec
 
 
-async def _pump(
-    stream: asyncio.StreamReader, cap: int, buf: bytearray, on_overflow: Callable[[], None]
-) -> None:
-    while True:
-        chunk = await stream.read(_READ_CHUNK)
-        if not chunk:
-            return
-        room = cap - len(buf)
-        if len(chunk) > room:
-            buf += chunk[:room]
-            on_overflow()
-            return  # stop reading: the tree is being killed
-        buf += chunk
+class _Collector(asyncio.SubprocessProtocol):
+    """Keeps the first `cap` bytes of stdout and of stderr and drains the rest to EOF.
+
+    Draining matters: a pipe nobody reads is paused by asyncio's flow control and never
+    reaches EOF, and asyncio (3.11) wakes `Process.wait()` only once every pipe has closed.
+    A payload that filled its (enlarged) pipe and exited hung the harness that way, for
+    good. Here the process exit is its own event, independent of the pipes.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, cap: int, on_overflow: Callable[[], None]):
+        self.cap = cap
+        self.on_overflow = on_overflow
+        self.bufs = {1: bytearray(), 2: bytearray()}
+        self.overflowed: set[int] = set()
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()  # exited and pipes at EOF
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        buf = self.bufs.get(fd)
+        if buf is None or fd in self.overflowed:
+            return  # over the cap already: drop it, the tree is being killed
+        room = self.cap - len(buf)
+        buf += data[:room]
+        if len(data) > room:  # a byte past the cap (an exactly full buffer is not over)
+            self.overflowed.add(fd)
+            self.on_overflow()
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 def _kill_pid(pid: int) -> None:
@@ -126,7 +146,6 @@ def _killpg(pid: int) -> None:
 
 async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: str) -> ExecResult:
     cg = spec.cgroup
-    reason: list[ExecStatus] = []  # why we killed it, first reason wins
     exe = _launcher.launcher_path()
     if exe is not None:
         # vfork+exec of the tiny launcher; it gates the target (cgroup, rlimits, uid drop)
@@ -142,13 +161,44 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
         preexec: Callable[[], None] | None = None
     else:
         argv, preexec = spec.argv, _make_preexec(spec)
+    loop = asyncio.get_running_loop()
+    reason: list[ExecStatus] = []  # why we killed it, first reason wins
+    escalation: list[asyncio.TimerHandle] = []
+    pid = -1
+
+    def hard_kill() -> None:
+        if transport.get_returncode() is None:
+            log.warning("sandbox launcher %d ignored SIGTERM; SIGKILL", pid)
+            _kill_pid(pid)
+
+    def stop_tree(escalate: bool = True) -> None:
+        if pid < 0:  # not spawned yet (output can arrive first): done right after the spawn
+            return
+        if exe is not None:
+            # The launcher SIGKILLs its child's process group and keeps reaping until
+            # nothing is left; SIGKILLing the launcher itself would orphan bwrap's init.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+            if escalate and not escalation:  # it exits at once; never wait forever on it
+                escalation.append(loop.call_later(_ESCALATE_S, hard_kill))
+        else:
+            _killpg(pid)
+        if cg is not None:
+            cg.kill_all()
+
+    def kill(why: ExecStatus) -> None:
+        if not reason:
+            reason.append(why)
+        stop_tree()
+
     t0 = time.monotonic()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        transport, collector = await loop.subprocess_exec(
+            lambda: _Collector(loop, limits.output_bytes, lambda: kill(ExecStatus.OUTPUT_LIMIT)),
             *argv,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             cwd=spec.cwd,
             env=spec.env,
             start_new_session=True,
@@ -163,44 +213,11 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
         for fd in spec.pass_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-    loop = asyncio.get_running_loop()
-    escalation: list[asyncio.TimerHandle] = []
-
-    def hard_kill() -> None:
-        if proc.returncode is None:
-            log.warning("sandbox launcher %d ignored SIGTERM; SIGKILL", proc.pid)
-            _kill_pid(proc.pid)
-
-    def stop_tree(escalate: bool = True) -> None:
-        if exe is not None:
-            # The launcher SIGKILLs its child's process group and keeps reaping until
-            # nothing is left; SIGKILLing the launcher itself would orphan bwrap's init.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(proc.pid, signal.SIGTERM)
-            if escalate and not escalation:  # it exits at once; never wait forever on it
-                escalation.append(loop.call_later(_ESCALATE_S, hard_kill))
-        else:
-            _killpg(proc.pid)
-        if cg is not None:
-            cg.kill_all()
-
-    def kill(why: ExecStatus) -> None:
-        if not reason:
-            reason.append(why)
+    pid = transport.get_pid()
+    if reason:  # output went over the cap before the spawn returned: kill now that we can
         stop_tree()
-
-    out, err = bytearray(), bytearray()
-    assert proc.stdout is not None and proc.stderr is not None
-    pumps = [
-        asyncio.create_task(
-            _pump(proc.stdout, limits.output_bytes, out, lambda: kill(ExecStatus.OUTPUT_LIMIT))
-        ),
-        asyncio.create_task(
-            _pump(proc.stderr, limits.output_bytes, err, lambda: kill(ExecStatus.OUTPUT_LIMIT))
-        ),
-    ]
-    if stdin is not None and proc.stdin is not None:
-        pumps.append(asyncio.create_task(_feed(proc.stdin, stdin)))
+    if stdin is not None:
+        _feed(transport, stdin)
     cpu_cap = (
         limits.cpu_s
         if (limits.cpu_s is not None and cg and cg.enforced.get("cpu_account"))
@@ -227,29 +244,34 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
 
     dog = asyncio.create_task(watchdog())
     try:
-        rc = await proc.wait()
+        await collector.exited
         # Nothing may outlive the run: the namespace died with bwrap, but sweep the group
         # and the cgroup anyway (unsafe-local relies on this). The launcher already swept
         # its child's group before it exited.
         if exe is None:
-            _killpg(proc.pid)
+            _killpg(pid)
         if cg is not None:
             cg.kill_all()
-        _, pending = await asyncio.wait(pumps, timeout=2.0)
-        for t in pending:  # a pipe still held open by something we could not kill
-            t.cancel()
+        # the rest of the output, up to EOF; a pipe still held open by something we could
+        # not kill is cut off here
+        await asyncio.wait([collector.closed], timeout=2.0)
     finally:
         dog.cancel()
         for h in escalation:
             h.cancel()
-        if proc.returncode is None:  # cancelled from outside: take the tree down
-            stop_tree(escalate=False)
-            if exe is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-            for t in pumps:
-                t.cancel()
-        await asyncio.gather(dog, *pumps, return_exceptions=True)
+        try:
+            if transport.get_returncode() is None:  # cancelled from outside: take it down
+                stop_tree(escalate=False)
+                if exe is None:
+                    _kill_pid(pid)
+                # the launcher exits once it has swept its tree: bounded, never forever
+                await asyncio.wait([collector.exited], timeout=_ESCALATE_S)
+        finally:
+            transport.close()  # SIGKILLs a launcher that is somehow still there
+            await asyncio.gather(dog, return_exceptions=True)
+    rc = transport.get_returncode()
+    assert rc is not None  # `exited` resolves only after asyncio has the exit status
+    out, err = collector.bufs[1], collector.bufs[2]
     wall = time.monotonic() - t0
     cpu = cg.cpu_seconds() if cg else None
     peak = cg.peak_memory_bytes() if cg else None
@@ -279,12 +301,16 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
     )
 
 
-async def _feed(w: asyncio.StreamWriter, data: bytes) -> None:
+def _feed(transport: asyncio.SubprocessTransport, data: bytes) -> None:
+    """Hand stdin to the pipe transport: it writes as the payload reads, and closes the pipe
+    once the data is out (or drops it when the payload closed its end)."""
+    pipe = transport.get_pipe_transport(0)
+    if pipe is None:
+        return
+    assert isinstance(pipe, asyncio.WriteTransport)
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        w.write(data)
-        await w.drain()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        w.close()
+        pipe.write(data)
+    pipe.close()
 
 
 def classify(

@@ -116,6 +116,42 @@ async def test_stdout_flood_is_cut_while_reading(any_sb: Sandbox | None) -> None
     assert r.wall_s < 10  # killed at the cap, not at the wall limit
 
 
+FILL_PIPE_AND_EXIT = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+int main(void){
+  static char buf[1 << 16];
+  memset(buf, 'x', sizeof buf);
+  for (int fd = 1; fd <= 2; fd++) {
+    int size = fcntl(fd, F_SETPIPE_SZ, 1 << 20);  /* an unprivileged process may: 1 MiB */
+    for (long left = size > 0 ? size : 1 << 16; left > 0; left -= sizeof buf)
+      if (write(fd, buf, sizeof buf) < 0) return 3;
+  }
+  return 0;  /* exits with its output still in the pipes */
+}
+"""
+
+
+async def test_output_left_in_a_full_pipe_does_not_hang_the_harness(
+    any_sb: Sandbox | None,
+) -> None:
+    """A payload fills an enlarged pipe past the cap and exits before the harness has read it.
+    The harness stops keeping output at the cap; had it stopped reading too, asyncio's flow
+    control would pause the pipe short of EOF, and (3.11) `Process.wait()` waits for EOF:
+    the exec hung for good, the wall limit long past."""
+    if any_sb is None:
+        return
+    prog = await build(any_sb, FILL_PIPE_AND_EXIT, "fill")
+    r = await asyncio.wait_for(
+        any_sb.exec([f"./{prog}"], limits=Limits(wall_s=5, output_bytes=4096)), timeout=60
+    )
+    assert r.status is ExecStatus.OUTPUT_LIMIT, r
+    assert len(r.stdout) == 4096 and r.truncated
+    assert r.wall_s < 30
+
+
 async def test_setsid_child_does_not_outlive_the_run(any_sb: Sandbox | None) -> None:
     if any_sb is None:
         return
