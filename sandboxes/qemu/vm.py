@@ -218,6 +218,15 @@ async def run_vm(spec: VMSpec) -> VMResult:
                 await _kill_group(proc)
 
 
+async def _first_bytes(stream: asyncio.StreamReader, cap: int) -> bytes:
+    """The first `cap` bytes, read to EOF: a pipe left unread is paused short of EOF, and
+    asyncio's `Process.wait()` (3.11) waits for EOF on every pipe."""
+    buf = bytearray()
+    while chunk := await stream.read(65536):
+        buf += chunk[: max(0, cap - len(buf))]
+    return bytes(buf)
+
+
 async def _watch(
     proc: asyncio.subprocess.Process,
     spec: VMSpec,
@@ -249,7 +258,7 @@ async def _watch(
                 log.write(chunk[:room])
                 log.flush()
 
-    stderr_task = asyncio.create_task(proc.stderr.read(1 << 16))
+    stderr_task = asyncio.create_task(_first_bytes(proc.stderr, 1 << 16))
     reader = asyncio.create_task(read_console())
     status: VMStatus | None = None
     stop_match: str | None = None
