@@ -10,15 +10,24 @@ solved, tokens per solved problem, wall time and load averages.
 Runs resume: started again with the same --out, each log continues where it stopped. The
 table counts only problems finished in both runs (and says how many that is), so a run cut
 off by time is compared like for like. Wall times and `uptime` load averages are appended to
-<out>/<suite>-<model>.times.jsonl per invocation.
+<out>/<suite>-<model>.times.jsonl per invocation (also when it is stopped with Ctrl-C or
+SIGTERM: the runs get SIGINT, keep what they scored, and the line says `"stopped": true`).
+
+A run longer than one machine's life goes on elsewhere with --archive DIR: missing logs are
+restored from DIR's gzipped copies before the runs start, and the copies are refreshed as the
+logs grow (at most every 30 s) and at the end; commit DIR and the next machine resumes.
+`--table STEM --archive DIR` saves STEM's logs to DIR without running anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -66,13 +75,30 @@ def _run_pair(args: argparse.Namespace, stem: Path) -> dict[str, object]:
         procs[name] = (proc, out, time.monotonic())
     walls: dict[str, float] = {}
     rcs: dict[str, int] = {}
-    while len(walls) < len(procs):
-        for name, (proc, out, t0) in procs.items():
-            if name not in walls and proc.poll() is not None:
-                walls[name] = round(time.monotonic() - t0, 1)
-                rcs[name] = proc.returncode
-                out.close()
-        time.sleep(2)
+    stopped: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:  # Ctrl-C or SIGTERM: the runs keep their work
+        stopped.append(signum)
+        for proc, _out, _t0 in procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    saved_at, saved_sizes = 0.0, dict[str, int]()
+    try:
+        while len(walls) < len(procs):
+            for name, (proc, out, t0) in procs.items():
+                if name not in walls and proc.poll() is not None:
+                    walls[name] = round(time.monotonic() - t0, 1)
+                    rcs[name] = proc.returncode
+                    out.close()
+            if args.archive and time.monotonic() - saved_at >= 30:
+                save_archive(stem, Path(args.archive), saved_sizes)
+                saved_at = time.monotonic()
+            time.sleep(2)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return {
         "suite": args.suite,
         "model": args.model,
@@ -83,7 +109,50 @@ def _run_pair(args: argparse.Namespace, stem: Path) -> dict[str, object]:
         "rc": rcs,
         "load_start": load_start,
         "load_end": _load(),
+        **({"stopped": True} if stopped else {}),
     }
+
+
+def _archived(stem: Path, archive: Path, name: str) -> Path:
+    return archive / f"{stem.name}.{name}.jsonl.gz"
+
+
+def save_archive(stem: Path, archive: Path, saved: dict[str, int] | None = None) -> None:
+    """Gzipped copies of the run logs (and the times file) in `archive`. `saved` remembers
+    the sizes already copied, so an unchanged log is not compressed again. Each copy is
+    written aside and renamed: it is never half written."""
+    archive.mkdir(parents=True, exist_ok=True)
+    saved = {} if saved is None else saved
+    for name in ("generate", "repair"):
+        log = Path(f"{stem}.{name}.jsonl")
+        if not log.exists() or saved.get(name) == log.stat().st_size:
+            continue
+        size = log.stat().st_size
+        dest = _archived(stem, archive, name)
+        tmp = dest.with_name(dest.name + ".tmp")
+        with open(log, "rb") as src, gzip.open(tmp, "wb", compresslevel=9) as gz:
+            shutil.copyfileobj(src, gz)
+        os.replace(tmp, dest)
+        saved[name] = size
+    times = Path(f"{stem}.times.jsonl")
+    if times.exists():
+        shutil.copyfile(times, archive / times.name)
+
+
+def restore_archive(stem: Path, archive: Path) -> list[str]:
+    """Logs missing from --out (a new machine) come back from the archive; a local log that
+    already exists is the newer one and is kept."""
+    restored = []
+    for name in ("generate", "repair"):
+        log, src = Path(f"{stem}.{name}.jsonl"), _archived(stem, archive, name)
+        if src.exists() and not (log.exists() and log.stat().st_size):
+            with gzip.open(src, "rb") as gz, open(log, "wb") as dst:
+                shutil.copyfileobj(gz, dst)
+            restored.append(log.name)
+    times, saved_times = Path(f"{stem}.times.jsonl"), archive / f"{stem.name}.times.jsonl"
+    if saved_times.exists() and not times.exists():
+        shutil.copyfile(saved_times, times)
+    return restored
 
 
 def table(stem: Path) -> str:
@@ -175,10 +244,17 @@ def main() -> int:
         action="store_true",
         help="run only the repair side (generate's log is already in --out)",
     )
+    ap.add_argument(
+        "--archive",
+        metavar="DIR",
+        help="restore missing logs from DIR's gzipped copies, and keep those copies up to date",
+    )
     ap.add_argument("--table", metavar="STEM", help="only print the table of <STEM>.*.jsonl")
     ap.add_argument("--details", action="store_true", help="with --table: per problem, per round")
     args = ap.parse_args()
     if args.table:
+        if args.archive:
+            save_archive(Path(args.table), Path(args.archive))
         print(table(Path(args.table)))
         if args.details:
             print(details(Path(args.table)))
@@ -188,9 +264,14 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"{args.suite}-{args.model}"
+    if args.archive:
+        for name in restore_archive(stem, Path(args.archive)):
+            print(f"restored {out / name} from {args.archive}", flush=True)
     info = _run_pair(args, stem)
     with open(f"{stem}.times.jsonl", "a") as fh:
         fh.write(json.dumps(info) + "\n")
+    if args.archive:
+        save_archive(stem, Path(args.archive))
     print(table(stem))
     return 0 if all(rc == 0 for rc in info["rc"].values()) else 1  # type: ignore[attr-defined]
 
