@@ -17,7 +17,6 @@ in which every candidate ended in infra_error (one line on stderr), 2 bad comman
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import os
 import re
@@ -28,15 +27,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from codegen_eval.registry import UnknownSuiteError, get_suite, list_suites
+from codegen_eval.cli_inputs import CliError, load_plugins, policy_notes, tasks_from_args
+from codegen_eval.cli_preflight import model_preflight, one_line, probe_backend, slurm_executor
+from codegen_eval.registry import list_suites
 from codegen_eval.run_options import parse_solver_options
 from codegen_eval.types import Task
 
-PLUGINS_ENV = "CODEGEN_EVAL_PLUGINS"
-
-
-class CliError(Exception):
-    pass
+__all__ = ["CliError", "build_parser", "main", "tasks_from_options"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,19 +41,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
-
-
-def _load_plugins(extra: list[str]) -> list[str]:
-    """Import modules that register more suites (--plugin or $CODEGEN_EVAL_PLUGINS, comma
-    separated); returns their names (recorded in the run log for --resume)."""
-    names = [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
-    names += [m.strip() for m in extra if m.strip()]
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise CliError(f"cannot import plugin module {name!r}: {exc}") from exc
-    return list(dict.fromkeys(names))
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -261,211 +245,15 @@ def cmd_list() -> int:
     return 0
 
 
-def _tasks(args: argparse.Namespace) -> list[Task]:
-    tasks: list[Task] = []
-    for name in args.suite:
-        try:
-            tasks.append(get_suite(name))
-        except UnknownSuiteError as exc:
-            raise CliError(str(exc)) from None
-        except ImportError as exc:
-            raise CliError(f"suite {name!r} could not be loaded: {exc}") from None
-    if args.humaneval:
-        from codegen_eval.readers import load_humaneval
-
-        tasks.append(load_humaneval(args.humaneval, sandbox=args.sandbox))
-    if args.pareval:
-        tasks.extend(_pareval_tasks(args))
-    if args.verilogeval:
-        tasks.append(_verilogeval_task(args))
-    if not tasks:
-        raise CliError(
-            "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval, "
-            "--pareval or --verilogeval"
-        )
-    return tasks
-
-
 def tasks_from_options(options: dict[str, Any], plugins: list[str]) -> list[Task]:
     """The tasks of a run from its recorded options (the log header's `cli` field): how a
     slurm worker on a compute node rebuilds exactly the suites the submitting run scores."""
-    _load_plugins(plugins)
+    load_plugins(plugins)
     args = build_parser().parse_args(["run"])
     for dest, value in options.items():
         if hasattr(args, dest):
             setattr(args, dest, value)
-    return _tasks(args)
-
-
-def _slurm_executor(
-    args: argparse.Namespace, plugins: list[str], log_path: Path, recorded: dict[str, Any]
-) -> Any:
-    """--executor slurm: the executor, after checking that the cluster answers and takes our
-    job options (a one-line error before any work otherwise)."""
-    from codegen_eval.executors.mpi_step import MPI_LAUNCHER_ENV
-    from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions
-    from codegen_eval.executors.slurm_client import SlurmUnavailable
-
-    for name in ("slurm_batch_size", "slurm_cpus_per_task", "slurm_max_attempts"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise CliError(f"--{name.replace('_', '-')} must be >= 1")
-    options = SlurmOptions(
-        partition=args.slurm_partition,
-        account=args.slurm_account,
-        time=args.slurm_time,
-        mem=args.slurm_mem,
-        batch_size=args.slurm_batch_size,
-        cpus_per_task=args.slurm_cpus_per_task,
-        max_attempts=args.slurm_max_attempts,
-        workdir=Path(args.slurm_workdir) if args.slurm_workdir else Path(f"{log_path}.slurm"),
-    )
-    task_options = dict(recorded["options"])
-    if task_options.get("pareval") and task_options.get("pareval_cores") is None:
-        # ParEval's launch plan is capped by "this machine's cores": the compute node must
-        # plan the sweep the submitting machine planned, or sample ids and configs differ.
-        task_options["pareval_cores"] = os.cpu_count() or 1
-    spec = {
-        "factory": "codegen_eval.cli:tasks_from_options",
-        "kwargs": {"options": task_options, "plugins": list(plugins)},
-        "env": {
-            "CODEGEN_SANDBOX": args.sandbox,
-            MPI_LAUNCHER_ENV: "srun" if args.slurm_mpi_steps else "sandbox",
-        },
-    }
-    executor = SlurmExecutor(options, spec)
-    try:
-        executor.check()
-    except SlurmUnavailable as exc:
-        raise CliError(f"--executor slurm: {exc}") from None
-    return executor
-
-
-def _pareval_tasks(args: argparse.Namespace) -> list[Task]:
-    from codegen_eval.readers import load_pareval
-
-    source = Path(args.pareval)
-    if not source.exists():
-        raise CliError(f"--pareval: {source} does not exist")
-    if source.is_file() and not args.pareval_checkout:
-        raise CliError(
-            f"--pareval {source} is a prompts file: add --pareval-checkout DIR (your ParEval "
-            "clone), or give the clone itself as --pareval DIR"
-        )
-    models = tuple(m for m in args.pareval_models.split(",") if m)
-    kinds = [k for k in args.pareval_prompts.split(",") if k] if source.is_dir() else ["file"]
-    if args.pareval_cores is not None and args.pareval_cores < 1:
-        raise CliError("--pareval-cores must be >= 1")
-    options: dict[str, Any] = {
-        "models": models,
-        "sandbox": args.sandbox,
-        "verdict": args.pareval_verdict,
-        "cores": args.pareval_cores,
-        "launch_configs": args.pareval_launch_configs,
-    }
-    try:
-        if kinds == ["file"]:
-            return [load_pareval(source, args.pareval_checkout, **options)]
-        return [load_pareval(source, prompts=kind, **options) for kind in kinds]
-    except ValueError as exc:
-        raise CliError(f"--pareval: {exc}") from None
-
-
-def _verilogeval_task(args: argparse.Namespace) -> Task:
-    from codegen_eval.readers.verilogeval import VerilogEvalFormatError, resolve_mode, verilogeval
-
-    def say(msg: str) -> None:
-        print(f"verilogeval: {msg}", file=sys.stderr)
-
-    try:
-        mode, note = resolve_mode(args.verilogeval, args.verilogeval_mode)
-        if note:
-            say(note)
-        return verilogeval(
-            args.verilogeval,
-            mode,  # type: ignore[arg-type]
-            descriptions=args.verilogeval_descriptions,
-            include_known_bad=args.include_known_bad,
-            policy_exclusions=args.verilogeval_policy_exclusions,
-            progress=say,
-            backend=args.sandbox,
-        )
-    except (VerilogEvalFormatError, OSError) as exc:
-        raise CliError(f"--verilogeval: {exc}") from None
-
-
-def _policy_notes(tasks: list[Task]) -> list[str]:
-    """One line per VerilogEval task on the policy exclusions (off unless asked for)."""
-    out = []
-    for t in tasks:
-        pol = t.metadata.get("policy")
-        if pol and pol.get("problems"):
-            ids = ", ".join(sorted(pol["problems"]))
-            state = "applied" if pol.get("applied") else (
-                "off (these are scored; --verilogeval-policy-exclusions excludes them)"
-            )  # fmt: skip
-            out.append(f"{t.name}: policy exclusions {state}: upstream discussed {ids}")
-    return out
-
-
-def _model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
-    """Configure --base-url, then check that an HTTP model server answers; a dead one is named
-    with its URL before any work starts."""
-    import httpx
-
-    from appl.config import configure, get_config
-    from appl.errors import ConfigError
-
-    if base_url:
-        configure(
-            models={
-                alias: {
-                    "provider": "openai",
-                    "base_url": base_url,
-                    "api_key": os.environ.get("OPENAI_API_KEY", "none"),
-                }
-            }
-        )
-    try:
-        mc = get_config().model(alias)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
-    if mc.provider == "local" and not mc.base_url:
-        _local_model_preflight(alias, mc.options)
-    if mc.provider == "openai" and mc.base_url:
-        url = mc.base_url.rstrip("/") + "/models"
-        try:
-            httpx.get(url, timeout=5.0)
-        except httpx.HTTPError as exc:
-            raise CliError(
-                f"model {alias!r}: the server at {mc.base_url} is not reachable ({exc})"
-            ) from None
-    return {"model": alias, "provider": mc.provider, "base_url": mc.base_url or ""}
-
-
-def _local_model_preflight(alias: str, options: dict[str, Any]) -> None:
-    """The embedded model needs its server package and weights; without them every request
-    would fail, so say so before any work (starting the server is left to the run)."""
-    from appl.errors import ApplError
-    from appl.local.catalog import resolve_spec
-    from appl.local.server import server_package_available
-    from appl.local.weights import weights_path
-
-    try:
-        spec = resolve_spec(options.get("model") or options.get("local_model"))
-    except ApplError as exc:
-        raise CliError(f"model {alias!r}: {exc}") from None
-    if not server_package_available():
-        raise CliError(
-            f"model {alias!r}: the local model server (llama-cpp-python[server]) is not "
-            "installed; run `scripts/setup.sh --local-model`, or use --model/--base-url for "
-            "another server"
-        )
-    path = weights_path(spec)
-    if not path.exists():
-        raise CliError(
-            f"model {alias!r}: local model {spec.name} is not installed (no {path}); run "
-            f"`python -m appl.local fetch --model {spec.name}` or `scripts/setup.sh --local-model`"
-        )
+    return tasks_from_args(args)
 
 
 # Solvers built on codegen_eval from other packages, by name (codegen_eval never imports
@@ -504,30 +292,6 @@ def _prog() -> str:
 
 def _resume_hint(log_path: Path) -> str:
     return f"{_prog()} run --resume --log {shlex.quote(str(log_path))}"
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _probe_backend(backend: str) -> None:
-    """Open a sandbox of `backend` and run `true` in it once, so that a backend that cannot
-    work (no engine, no bwrap, an unknown name) stops the run before any work, in one line."""
-    from sandboxes import Limits, SandboxError, open_sandbox
-
-    async def probe() -> Any:
-        async with open_sandbox(backend) as sb:
-            return await sb.exec(["true"], limits=Limits(wall_s=30))
-
-    try:
-        result = asyncio.run(probe())
-    except (SandboxError, OSError) as exc:
-        raise CliError(f"sandbox backend {backend!r} is not usable: {_one_line(exc)}") from None
-    if result.status != "ok":
-        raise CliError(
-            f"sandbox backend {backend!r} is not usable: `true` ended {result.status} "
-            f"({_one_line(result.stderr[-300:]) or 'no output'})"
-        )
 
 
 def _take_logged_options(
@@ -594,7 +358,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     logged_header: dict[str, Any] = {}
     if args.resume:
         logged_header, logged_plugins, notes = _take_logged_options(args, parser)
-        plugins = list(dict.fromkeys(plugins + _load_plugins(logged_plugins)))
+        plugins = list(dict.fromkeys(plugins + load_plugins(logged_plugins)))
     if args.log and Path(args.log).is_dir():
         raise CliError(
             f"--log {args.log} is a directory; give a file, e.g. {Path(args.log) / 'run.jsonl'}"
@@ -603,8 +367,8 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     os.environ["CODEGEN_SANDBOX"] = args.sandbox  # open_sandbox() reads it
     absolutize_paths(args)
     _check_options(args)
-    _probe_backend(args.sandbox)
-    tasks = _tasks(args)
+    probe_backend(args.sandbox)
+    tasks = tasks_from_args(args)
     logged_suites = logged_header.get("suites")
     if logged_suites is not None and sorted(logged_suites) != sorted(t.name for t in tasks):
         raise CliError(
@@ -637,14 +401,14 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     if factory_spec:
         factory = _solver_factory(args.solver)
         solver_options = parse_solver_options(args.solver, factory, args.solver_opt or [])
-        header.update(_model_preflight(args.model, args.base_url))
+        header.update(model_preflight(args.model, args.base_url))
         options = {"model": args.model, "temperature": args.temperature,
                    "max_tokens": args.max_tokens, "seed": args.seed}  # fmt: skip
         options = {k: v for k, v in options.items() if v is not None}  # factory defaults
         try:
             made = [factory(task, **options, **solver_options) for task in tasks]
         except (TypeError, ValueError) as exc:
-            raise CliError(f"--solver {args.solver}: {_one_line(exc)}") from None
+            raise CliError(f"--solver {args.solver}: {one_line(exc)}") from None
         if any(t.solver is None for t in made):
             raise CliError(f"--solver {args.solver}: the factory left a task without a solver")
         if args.executor == "slurm" and any(
@@ -664,7 +428,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
             "--temperature, --max-tokens, --seed); --solver-opt is for repair or MODULE:FACTORY"
         )
     elif args.solver == "generate":
-        header.update(_model_preflight(args.model, args.base_url))
+        header.update(model_preflight(args.model, args.base_url))
         solver = GenerateSolver(
             args.model, temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed
         )
@@ -700,7 +464,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         / ("-".join(t.name for t in tasks) + datetime.now().strftime("-%Y%m%d-%H%M%S.jsonl"))
     )
     if args.executor == "slurm":
-        config.executor = _slurm_executor(args, plugins, log_path, header[HEADER_KEY])
+        config.executor = slurm_executor(args, plugins, log_path, header[HEADER_KEY])
     try:
         result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
     except KeyboardInterrupt:
@@ -719,7 +483,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     for task in tasks:
         if note := task.metadata.get("log_header"):
             print(f"{task.name}: {note_text(note)}")
-    for line in _policy_notes(tasks):
+    for line in policy_notes(tasks):
         print(line)
     if args.resume and result.scored_now == 0:
         print(f"nothing left to do: every candidate in {log_path} was already scored")
@@ -783,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        plugins = _load_plugins(args.plugin)
+        plugins = load_plugins(args.plugin)
         if args.command == "list":
             return cmd_list()
         if args.command == "run":
@@ -797,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
     except (CliError, OSError, ValueError) as exc:
         # OSError: a path that cannot be read or written; ValueError: bad input files (each
         # reader's error names the file and line).
-        print(f"codegen-eval: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"codegen-eval: error: {one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
