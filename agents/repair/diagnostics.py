@@ -60,9 +60,10 @@ MPI_SIGNATURES: dict[str, str] = {
 
 _ARGUMENT_COUNT = re.compile(r"too (?:few|many) arguments to function [‘'`\"](MPI_\w+)")
 
-# (where to look, pattern, reading). "report": the grader's report; "code": the candidate's
-# code without its `//` and `/* */` comments (a `--` line stays: it is the habit being
-# named). Each entry counts once; the order is the order of the hints.
+# (where to look, pattern, reading). "report": the grader's report; "verilog" / "c": the
+# candidate's code, when it is in that language (family), without its `//` and `/* */`
+# comments (a `--` line stays: it is the habit being named). Each reading counts once; the
+# order is the order of the hints.
 _Reading = tuple[str, re.Pattern[str], str]
 
 
@@ -70,28 +71,36 @@ def _rule(where: str, pattern: str, reading: str) -> _Reading:
     return (where, re.compile(pattern), reading)
 
 
+_REDUCTION_OF_AN_ARRAY = (
+    "`reduction(op: x)` is for one variable that every iteration adds into (a sum, a "
+    "minimum): `x` must be a scalar, not a pointer or `*p`. A loop in which iteration `i` "
+    "writes only its own element `y[i]` needs no reduction clause: "
+    "`#pragma omp parallel for` alone is correct there."
+)
+_C_FAMILY = ("c", "c++", "cpp", "openmp", "mpi", "cuda")
+
 _READINGS: tuple[_Reading, ...] = (
     # -- Verilog written as VHDL
     _rule(
-        "code",
+        "verilog",
         r"(?<![\w'])'[01xXzZ]'",
         "`'1'` and `'0'` are VHDL. In Verilog a one-bit constant is `1'b1` / `1'b0` (and "
         "`'0` with no closing quote fills a vector with zeros).",
     ),
     _rule(
-        "code",
+        "verilog",
         r"(?m)^\s*--|;\s*--\s",
         "`--` does not start a comment in Verilog: write `//`.",
     ),
-    _rule("code", r"\belsif\b", "`elsif` is VHDL: Verilog writes `else if`."),
+    _rule("verilog", r"\belsif\b", "`elsif` is VHDL: Verilog writes `else if`."),
     _rule(
-        "code",
+        "verilog",
         r"\bend\s+if\b|\bthen\b|\bprocess\b|\bend\s+case\b",
         "`then`, `end if`, `end case` and `process` are VHDL: Verilog writes "
         "`if (...) begin ... end`, `case (...) ... endcase` and `always @(...) begin ... end`.",
     ),
     _rule(
-        "code",
+        "verilog",
         r"\w\s*:=",
         "`:=` is VHDL: Verilog assigns with `=` (blocking) or `<=` (non-blocking).",
     ),
@@ -151,6 +160,10 @@ _READINGS: tuple[_Reading, ...] = (
         "Name only the program's own variables and macros, spelled as in the listing: a name "
         "the program does not have is refused.",
     ),
+    # OpenMP's reduction on an array, as the 1.5B model wrote it for axpy (`reduction(+:y)`,
+    # `reduction(+:*y)`) and kept through its repair rounds
+    _rule("report", r"user defined reduction not found for", _REDUCTION_OF_AN_ARRAY),
+    _rule("c", r"\breduction\s*\([^:()]*:\s*\*", _REDUCTION_OF_AN_ARRAY),
     _rule(
         "report",
         r"struct ompi_communicator_t|incomplete type.*MPI_Comm",
@@ -237,16 +250,19 @@ def diagnostic_hints(
     `language` ("verilog", "c", "cuda", ...) keeps the code readings to the language they
     are about: `--` or `:=` in C is not a VHDL habit. `whole_file` False: the answer is a few
     lines (pragmas, calls) that cannot declare anything, so an undeclared name must go."""
-    verilog = language.lower() in ("verilog", "systemverilog", "sv")
+    lang = language.lower()
+    family = "verilog" if lang in ("verilog", "systemverilog", "sv") else (
+        "c" if lang in _C_FAMILY else ""
+    )  # fmt: skip
     # `// then latch it` is prose, not VHDL (`--` lines are not `//` comments: they stay)
     code = _COMMENTS.sub(" ", code or "")
     report = report or ""
     hints = _mpi_signatures(report) + _undeclared(report, whole_file=whole_file, language=language)
     for where, pattern, reading in _READINGS:
-        if where == "code":
-            if not verilog or not pattern.search(code):
+        if where == "report":
+            if not pattern.search(report):
                 continue
-        elif not pattern.search(report):
+        elif where != family or not pattern.search(code):
             continue
         hints.append(reading)
     return list(dict.fromkeys(hints))[:MAX_HINTS]

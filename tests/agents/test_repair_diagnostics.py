@@ -50,7 +50,22 @@ REPORT_READINGS = [
      "mpi", "without braces"),
     ("1: MPI_Bcast(&n, 1, MPI_INT, 0, c);: `c` is not a variable or constant of this program",
      "mpi", "own variables and macros"),
+    # the 1.5B model's axpy in hpc-kernels: an elementwise loop with a reduction on y
+    ("solution.c:26:35: error: user defined reduction not found for ‘local_y’",
+     "c", "needs no reduction clause"),
 ]  # fmt: skip
+
+
+def test_a_reduction_on_a_pointer_is_read_from_the_code_of_c_only() -> None:
+    code = "#pragma omp parallel for reduction(+:*y)\nfor (long i = 0; i < n; ++i) y[i] += a;"
+    report = "solution.c:8:42: error: expected identifier before ‘*’ token"
+    for language in ("c", "openmp", "mpi"):
+        assert "needs no reduction clause" in diagnostic_hints(report, code, language=language)[0]
+    assert diagnostic_hints(report, code, language="verilog") == []
+    scalar = "#pragma omp parallel for reduction(+:sum)\nfor (i = 0; i < n; i++) sum += y[i];"
+    assert diagnostic_hints(report, scalar, language="c") == []
+    commented = "// reduction(+:*y) would be wrong\n#pragma omp parallel for\n"
+    assert diagnostic_hints(report, commented, language="c") == []
 
 
 @pytest.mark.parametrize(("report", "language", "reading"), REPORT_READINGS)
