@@ -53,6 +53,8 @@ REPORT_READINGS = [
     # the 1.5B model's axpy in hpc-kernels: an elementwise loop with a reduction on y
     ("solution.c:26:35: error: user defined reduction not found for ‘local_y’",
      "c", "needs no reduction clause"),
+    ("solution.c:6:39: error: zero length array section in ‘reduction’ clause",
+     "c", "needs no reduction clause"),
 ]  # fmt: skip
 
 
