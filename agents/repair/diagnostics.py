@@ -16,6 +16,7 @@ language would give any program with that message. The model still writes the fi
 
 from __future__ import annotations
 
+import difflib
 import re
 
 __all__ = ["MPI_SIGNATURES", "diagnostic_hints"]
@@ -177,6 +178,19 @@ _READINGS: tuple[_Reading, ...] = (
     ),
     _rule(
         "report",
+        r"invalid storage class for function",
+        "A function is defined inside another function's body: a closing `}` is missing "
+        "above it. In C every function stands at the top level of the file.",
+    ),
+    _rule(
+        "report",
+        r"variable-sized object may not be initialized",
+        "An array whose length is a variable (`double t[n]`) cannot have an initializer "
+        "(`= {0}`): allocate it with `calloc(n, sizeof *t)` (and `free` it), or fill it in a "
+        "loop.",
+    ),
+    _rule(
+        "report",
         r"assignment of read-only location|assignment of read-only parameter",
         "An input declared `const` was written to: write only to the output argument.",
     ),
@@ -210,6 +224,23 @@ def _mpi_signatures(report: str) -> list[str]:
         return []
     lines = "\n".join(f"    {MPI_SIGNATURES[n]}" for n in known)
     return [f"An MPI call has the wrong number of arguments. The C signatures:\n{lines}"]
+
+
+_UNDEFINED_MPI = re.compile(r"undefined reference to [`‘'](MPI_\w+)")
+
+
+def _unknown_mpi(report: str) -> list[str]:
+    """The linker's "undefined reference to `MPI_rank'": a function MPI does not have (gcc
+    only warns about the implicit declaration). Named with the closest real call."""
+    out = []
+    by_stem = {k[4:].lower(): k for k in MPI_SIGNATURES}  # compared without the MPI_ prefix
+    for name in list(dict.fromkeys(_UNDEFINED_MPI.findall(report)))[:2]:
+        close = difflib.get_close_matches(name[4:].lower(), by_stem, n=1, cutoff=0.6)
+        hint = f" Did you mean {MPI_SIGNATURES[by_stem[close[0]]]}?" if close else (
+            " Use only the functions of the MPI standard."
+        )  # fmt: skip
+        out.append(f"`{name}` is not a function of MPI: the linker found none.{hint}")
+    return out
 
 
 _UNDECLARED = re.compile(r"[‘'`\"](\w+)[’'`\"] undeclared")
@@ -262,7 +293,8 @@ def diagnostic_hints(
     # `// then latch it` is prose, not VHDL (`--` lines are not `//` comments: they stay)
     code = _COMMENTS.sub(" ", code or "")
     report = report or ""
-    hints = _mpi_signatures(report) + _undeclared(report, whole_file=whole_file, language=language)
+    hints = _mpi_signatures(report) + _unknown_mpi(report)
+    hints += _undeclared(report, whole_file=whole_file, language=language)
     for where, pattern, reading in _READINGS:
         if where == "report":
             if not pattern.search(report):

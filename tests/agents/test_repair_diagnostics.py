@@ -55,6 +55,14 @@ REPORT_READINGS = [
      "c", "needs no reduction clause"),
     ("solution.c:6:39: error: zero length array section in ‘reduction’ clause",
      "c", "needs no reduction clause"),
+    ("solution.c:8:20: error: invalid storage class for function ‘compute_row_of_y’",
+     "c", "a closing `}` is missing"),
+    ("solution.c:33:5: error: variable-sized object may not be initialized", "c", "calloc(n"),
+    # the 1.5B model's gemv/mpi: gcc only warned; the linker names it
+    ("/usr/bin/ld: solution.c:(.text+0xe7): undefined reference to `MPI_rank'",
+     "c", "Did you mean MPI_Comm_rank(MPI_Comm comm, int *rank)?"),
+    ("solution.c:(.text+0x1e0): undefined reference to `MPI_Frobnicate'",
+     "mpi", "the functions of the MPI standard"),
 ]  # fmt: skip
 
 
