@@ -21,12 +21,16 @@ belongs to the candidate:
 * the design-under-test's port directions are the reference's (`compile_error:interface`);
 * the harness is unchanged (`tamper:harness_changed`): every harness scope has the same code,
   parameters and system calls as when the reference itself was simulated (the calibration),
-  which catches `defparam` into the testbench and code added to the compilation unit.
+  which catches `defparam` into the testbench and code added to the compilation unit; and
+  every named harness net has the same driver, which catches a second driver on a testbench
+  or reference wire (`assign (supply0, supply1) tb.tb_match = 1;`, a `pullup`, a gate).
 
 Statements belong to the scope iverilog emits them in. It emits a design's expressions in the
-design's own scope; the few things it hoists elsewhere are constants (a `BUFT` driving a
-literal) and the testbench-side adapters of port connections, which read only testbench
-values, so the rules stay sound for them.
+design's own scope; what it hoists elsewhere is constants (a `BUFT` driving a literal), the
+testbench-side adapters of port connections, and the resolver of a net with several drivers.
+Adapters read only testbench values. A resolver in a harness scope is read as the design's
+own value only where every driver it resolves is (a tri-state output); one that resolves a
+harness net shows up as that net's changed driver.
 
 `forbidden_constructs(code)` is the one text check left: `` `include `` anywhere in the source
 (even in comments, so no lexer ambiguity can hide it), because it would read a harness file at
@@ -44,9 +48,11 @@ from .vvp import (
     Design,
     Stmt,
     code_segments,
+    driven_by_dut,
     is_code,
     is_view,
     masked,
+    net_drivers,
     scope_fingerprints,
     segment_hash,
 )
@@ -99,6 +105,8 @@ class HarnessModel:
     kinds: dict[str, str]  # scope path -> scope kind (module, task, package, ...)
     unit_defs: list[str]  # canonical declarations in the compilation unit ($unit)
     vpi_modules: list[str] = field(default_factory=list)
+    # scope path -> net name -> its declaration and driver (see vvp.net_drivers)
+    nets: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,6 +117,7 @@ class HarnessModel:
             "kinds": self.kinds,
             "unit_defs": self.unit_defs,
             "vpi_modules": self.vpi_modules,
+            "nets": self.nets,
         }
 
     @classmethod
@@ -124,6 +133,7 @@ class HarnessModel:
             dict(d["kinds"]),
             list(d["unit_defs"]),
             list(d.get("vpi_modules", [])),
+            {k: dict(v) for k, v in d.get("nets", {}).items()},
         )
 
 
@@ -178,6 +188,7 @@ def harness_model(design: Design, *, top: str, tb_top: str, tag: str | None) -> 
         kinds={_masked(design.scopes[s].path, tag): design.scopes[s].kind for s in trusted},
         unit_defs=unit_defs,
         vpi_modules=design.vpi_modules(),
+        nets=net_drivers(design, trusted, inside, tag),
     )
 
 
@@ -211,14 +222,15 @@ class _Checker:
 
     def readable(self, label: str, depth: int = 0) -> bool:
         """Own signals, constants, the values on the input ports, and events (iverilog
-        shares one event among scopes) that wait only on such values."""
+        shares one event among scopes) and resolvers (of a tri-state output, which iverilog
+        emits in the testbench's scope) that depend only on such values."""
         if label in self.owned or self.is_const(label):
             return True
         src = self.d.source(label)
         if src in self.allowed_sources or src in self.owned:
             return True
         st = self.d.defs.get(label)
-        if st is not None and st.head.startswith(".event") and depth < 8:
+        if st is not None and st.head.startswith((".event", ".resolv")) and depth < 8:
             refs = self.d.refs(st)
             return bool(refs) and all(self.readable(r, depth + 1) for r in refs)
         return False
@@ -380,6 +392,7 @@ def screen(
                     f"the harness scope `{path.replace('TAG', '*')}` is not what the reference "
                     "run compiled (a defparam or other change from the candidate)",
                 )
+        _check_harness_nets(chk, model, net_drivers(design, trusted, inside, tag))
 
     for st in design.stmts:
         if st.scope in cand_scopes or (st.label is not None and st.label in chk.owned):
@@ -389,6 +402,24 @@ def screen(
     for st in unit_extra:
         chk.check(st)
     return chk.findings
+
+
+def _check_harness_nets(chk: _Checker, model: HarnessModel, now: dict[str, dict[str, str]]) -> None:
+    """Every harness net is driven as in the calibration: no second driver (a resolver where
+    there was none), no new driver on an undriven net. Nets that carry the design's own
+    outputs are the design's to drive and are not compared."""
+    for path, nets in model.nets.items():
+        have = now.get(path, {})
+        for name, want in nets.items():
+            if driven_by_dut(want) or name not in have or have[name] == want:
+                continue
+            where = f"{path}.{name}".replace("_TAG", "").replace("TAG", "*")
+            chk.add(
+                "tamper:harness_changed",
+                f"the design drives `{where}` of the harness (a continuous assignment, gate "
+                "or pull on a testbench or reference net)",
+            )
+            return
 
 
 def _trusted_scopes(

@@ -338,6 +338,50 @@ def scope_fingerprints(
     return out
 
 
+_DUT_DRIVER = "<design under test>"
+
+
+def net_drivers(
+    design: Design, labels: set[str], dut: set[str], tag: str | None
+) -> dict[str, dict[str, str]]:
+    """Per scope path (for the given scope labels): every named net, with its declaration and
+    what drives it: the first statement behind its views (nets, buffers), masked, or the
+    design under test where the value comes through a scope in `dut` (`driven_by_dut`).
+
+    A design that adds a driver to a harness net (`assign (supply0, supply1) tb.tb_match =
+    1`, a `pullup` or a gate output on it) turns the net's driver into a resolver (`.resolv`,
+    and the net into a strength-aware `.net8`), or becomes the driver of a net that had none;
+    iverilog emits both in the harness's scope, where no code changes, so the code
+    fingerprints above cannot see it and this can."""
+    key = {lab: _tagless(design.scopes[lab].path, tag) for lab in labels}
+    out: dict[str, dict[str, str]] = {k: {} for k in key.values()}
+    for st in design.stmts:
+        if st.scope not in key or not st.head.startswith(".net") or st.label is None:
+            continue
+        if not st.tokens or st.tokens[0] == "*":
+            continue  # a compiler temporary: no design can name it
+        name = _tagless(design.net_name(st.label) or st.label, tag)
+        out[key[st.scope]][name] = f"{masked(st, tag)} <- {_driver(design, st, dut, tag)}"
+    return out
+
+
+def driven_by_dut(signature: str) -> bool:
+    """Whether a `net_drivers` signature is of a net that carries the design's own value."""
+    return signature.endswith(f" <- {_DUT_DRIVER}")
+
+
+def _driver(design: Design, net: Stmt, dut: set[str], tag: str | None) -> str:
+    st, seen = net, {net.label}
+    while True:
+        if st.scope in dut:
+            return _DUT_DRIVER
+        refs = design.refs(st)
+        if not is_view(st) or len(refs) != 1 or refs[0] in seen or refs[0] not in design.defs:
+            return masked(st, tag)
+        seen.add(refs[0])
+        st = design.defs[refs[0]]
+
+
 def _tagless(path: str, tag: str | None) -> str:
     return path.replace(tag, "TAG") if tag else path
 
@@ -348,9 +392,11 @@ __all__ = [
     "Stmt",
     "VvpSyntaxError",
     "code_segments",
+    "driven_by_dut",
     "is_code",
     "is_view",
     "masked",
+    "net_drivers",
     "parse",
     "scope_fingerprints",
     "segment_hash",

@@ -4,7 +4,8 @@ designs that use the allowed constructs still pass.
 
 The built-in testbench normally carries a random tag in every name; here it is pinned to
 `_x` so a candidate can name the harness (`tb_x.errors_x`) and the screen, not the tag, is
-what stops it.
+what stops it. (Until the screen compared the drivers of harness nets, overdriving the
+reference's `wire s` passed with the tag pinned: only the tag stopped it.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from codegen_eval.readers.verilogeval import verilogeval
 from codegen_eval.suites.verilog import ALL_PROBLEMS, VerilogScorer, problem_sample
 from codegen_eval.types import Candidate, Sample
 
-from ..verilogeval_fixture import MAJORITY, TOGGLE, write_v2
+from ..verilogeval_fixture import MAJORITY, TOGGLE, write_v1, write_v2
 
 GATES = next(p for p in ALL_PROBLEMS if p.id == "p01_basic_gates")
 HEAD = GATES.interface() + "\n"
@@ -116,6 +117,10 @@ HONEST = [
      + "module Half (input logic a, input logic b, output logic y_and, output logic y_or,\n"
      "             output logic y_xor, output logic y_nand);\n  always_comb begin\n"
      "    y_and = a & b; y_or = a | b; y_xor = a ^ b; y_nand = ~(a & b);\n  end\n" + E),
+    ("a tri-state output with two drivers (its resolver sits in the testbench's scope)",
+     HEAD.replace("output logic y_and", "output wire y_and")
+     + "  assign y_and = a ? b : 1'bz;\n  assign y_and = a ? 1'bz : 1'b0;\n"
+     "  assign y_or = a | b;\n  assign y_xor = a ^ b;\n  assign y_nand = ~(a & b);\n" + E),
     ("compilation-unit typedef and parameter", "typedef logic bit_t;\nparameter bit_t ONE = 1'b1;\n"
      + HEAD + GOOD + "  assign y_nand = (a & b) ^ ONE;\n" + E),
 ]  # fmt: skip
@@ -127,6 +132,28 @@ async def test_builtin_cheat_fails(name: str, code: str, want: str) -> None:
     assert score.status == "fail" and score.value == 0.0
     assert score.failure_class == want, (name, score.failure_class, score.explanation)
     assert "CGE-VERDICT" not in score.explanation  # nothing the run printed is shown
+
+
+SAT_ADD = next(p for p in ALL_PROBLEMS if p.id == "p21_sat_add_u8")
+SAT_WRONG = SAT_ADD.interface() + "\n  assign y = 8'd0;\n  assign sat = 1'b0;\n"
+
+
+@pytest.mark.parametrize(
+    "name,drive",
+    [
+        ("a continuous assignment", "assign (supply0, supply1) tb_x.ref_x.s = 9'bx;"),
+        ("a gate", "buf (supply0, supply1) g (tb_x.ref_x.s[8], 1'bx);"),
+    ],
+)
+async def test_overdriving_a_reference_wire_fails(name: str, drive: str) -> None:
+    """The reference's internal `wire s` overdriven to X: both reference outputs become X,
+    which the testbench treats as don't-care, so the runs alone would pass the wrong design."""
+    sample = _pinned(problem_sample(SAT_ADD))
+    code = SAT_WRONG + f"  {drive}\n" + E
+    score = await VerilogScorer(sim_wall_s=5).score(sample, Candidate(sample.id, 0, code))
+    assert score.status == "fail"
+    assert score.failure_class == "tamper:harness_changed", (name, score.explanation)
+    assert "tb_x.ref_x.s" in score.explanation
 
 
 @pytest.mark.parametrize("name,code", HONEST, ids=[c[0] for c in HONEST])
@@ -165,6 +192,19 @@ VE_CHEATS = [
     ("maj", "a package whose escaped name reads like a harness scope",
      "package \\tb.good1 ;\n  bit got = $test$plusargs(\"cge_nonce\");\nendpackage\n" + MAJ
      + MAJ_WRONG + E, "forbidden_construct:$test$plusargs"),
+    # upstream's verdict rests on `wire tb_match`: a second driver decides it
+    ("maj", "drives tb_match to 1 with supply strength", MAJ + MAJ_WRONG
+     + "  assign (supply0, supply1) tb.tb_match = 1'b1;\n" + E, "tamper:harness_changed"),
+    ("maj", "drives tb_match to X (if (!tb_match) never counts)", MAJ + "  assign y = 1'b0;\n"
+     "  assign tb.tb_match = 1'bx;\n" + E, "tamper:harness_changed"),
+    ("maj", "drives tb_match from a value of its own", MAJ + MAJ_WRONG + "  wire one = a | ~a;\n"
+     "  assign (strong0, supply1) tb.tb_match = one;\n" + E, "tamper:harness_changed"),
+    ("maj", "a pullup on tb_match", MAJ + "  assign y = 1'b0;\n"
+     "  pullup (supply1) p1 (tb.tb_match);\n" + E, "tamper:harness_changed"),
+    ("maj", "a gate whose output is tb_match", MAJ + "  assign y = 1'b0;\n"
+     "  or (supply0, supply1) g1 (tb.tb_match, a, ~a);\n" + E, "tamper:harness_changed"),
+    ("tog", "drives tb_match on a sequential problem", TOG + TOG_WRONG
+     + "  assign (supply0, supply1) tb.tb_match = 1'b1;\n" + E, "tamper:harness_changed"),
     ("tog", "defparam shortens the stimulus", TOG + TOG_WRONG + "  defparam tb.stim1.N = 0;\n" + E,
      "tamper:harness_changed"),
     ("tog", "calls the testbench's task", TOG + TOG_WRONG
@@ -187,3 +227,25 @@ async def test_verilogeval_cheat_fails(ve_task: Path, which: str, name: str, cod
     score = await task.scorer.score(sample, Candidate(sample.id, 0, code))
     assert score.status == "fail"
     assert score.failure_class == want, (name, score.failure_class, score.explanation)
+
+
+@pytest.mark.parametrize("mode", ["code-complete", "v1"])
+async def test_tb_match_driver_fails_in_every_verilogeval_mode(
+    tmp_path_factory: pytest.TempPathFactory, mode: str
+) -> None:
+    """The same one-line cheat on upstream's `wire tb_match`, as a code-complete body and as
+    a v1 `top_module`: the screen reads the compiled design, whichever way it was put together."""
+    cheat = "  assign y = 1'b0;\n  assign (supply0, supply1) tb.tb_match = 1'b1;\n" + E
+    if mode == "v1":
+        problems, _ = write_v1(tmp_path_factory.mktemp("ve1-adv"))
+        task = verilogeval(problems, "v1", problems=["majority3"])
+        code = MAJORITY.header("top_module") + "\n" + cheat
+    else:
+        task = verilogeval(write_v2(tmp_path_factory.mktemp("vecc-adv")), mode,
+                           problems=[MAJORITY.pid])  # fmt: skip
+        code = cheat
+    sample = task.dataset[0]
+    score = await task.scorer.score(sample, Candidate(sample.id, 0, code))
+    assert score.status == "fail"
+    assert score.failure_class == "tamper:harness_changed", score.explanation
+    assert "tb.tb_match" in score.explanation
