@@ -6,8 +6,10 @@ one (CI has no network, so these are skipped there with the reason).
 The full 240-baseline run is a CLI command (docs/codegen-eval.md); these tests check the
 reading of the whole checkout and build a handful of problems that stress the layout: a struct
 from the prompt with the baseline included after generated-code.hpp (35), a prompt that calls
-a helper defined in baseline.hpp (05), a prompt whose last line starts with a space (20), a
-parameter named like its function (42), and the driver whose own baseline fails it (48).
+a helper defined in baseline.hpp (05), a baseline that calls a helper of baseline.hpp (16:
+the trusted producer traps it, so the reference brings its own copy), a prompt whose last
+line starts with a space (20), a parameter named like its function (42), and the driver whose
+own baseline fails it (48).
 """
 
 from __future__ import annotations
@@ -55,12 +57,17 @@ def test_every_generation_prompt_is_read() -> None:
 async def test_real_baselines_through_the_harness(tmp_path: Path, verdict: str) -> None:
     task = _only(
         load_pareval(ROOT, models=HOST, verdict=verdict),
-        ("05_fft_inverse_fft", "20_histogram_pixel_histogram", "42_sort_sorted_ranks"),
+        (
+            "05_fft_inverse_fft",
+            "16_graph_largest_component",
+            "20_histogram_pixel_histogram",
+            "42_sort_sorted_ranks",
+        ),
     )
     cfg = RunConfig(progress=False, max_sandboxes=2)
     res = await run_eval([task], ReferenceSolver(), tmp_path / "r.jsonl", cfg)
     got = {r["sample_id"]: r for r in res.records}
-    assert len(got) == 12  # 3 problems x 4 models
+    assert len(got) == 16  # 4 problems x 4 models
     for sid, r in got.items():
         assert r["status"] == "pass", (sid, r["explanation"])
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.ctext import matching_brace
+from codegen_eval.readers.pareval.bodies import declared_functions, helpers_called
 
 # The seven parallelism models upstream knows, in its order.
 ALL_MODELS = ("serial", "omp", "mpi", "mpi+omp", "kokkos", "cuda", "hip")
@@ -303,4 +304,16 @@ def reference_for(prompt: str, driver_src: str, baseline_src: str) -> Reference 
         if b and p and b != p
     ]
     completion = ("\n" + "\n".join(aliases) if aliases else "") + body
+    # Helpers of baseline.hpp that the body calls (16's dfs) come with it, renamed: the
+    # trusted mode's producer traps every baseline.hpp body but the helpers the prompt
+    # declares, and an answer that leans on the rest is leaning on the baseline.
+    promised = declared_functions(prompt)
+    helpers = helpers_called(baseline_src, body, promised | {best})
+    if helpers:
+        rename = {d.name: f"pe_ref_{d.name}" for d in helpers}
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, rename)) + r")\b")
+        own = [baseline_src[d.start : d.close + 1].strip() for d in helpers]
+        head = patch_prompt(prompt).rstrip().split("\n")[-1]
+        text = "\n\n".join([*own, head + completion])
+        completion = pattern.sub(lambda m: rename[m.group(1)], text)
     return Reference(best, decl, completion)
