@@ -19,6 +19,7 @@ from codegen_eval.solvers import FileSolver
 FIXTURE = Path(__file__).parent / "pareval_fixture"
 SERIAL = "00_reduce_sum_of_squares/serial"
 OMP = "00_reduce_sum_of_squares/omp"
+SCALE = "01_transform_scale_points/serial"
 HONEST = "  double s = 0;\n  for (double v : x) s += v * v;\n  return s;\n}\n"
 
 
@@ -157,6 +158,67 @@ TRUSTED_CHEATS = {
 async def test_trusted_mode_cheats(tmp_path: Path, name: str) -> None:
     code, expected = TRUSTED_CHEATS[name]
     rec = await _score(tmp_path, SERIAL, code, verdict="trusted")
+    assert rec["failure_class"].startswith(expected), rec["explanation"]
+
+
+# The producer is the candidate's build: whatever working code it holds, the candidate can
+# call. These passed while the producer held the whole driver and the renamed baseline.
+# The driver's own best() calls the baseline; a struct with the Context's layout is enough.
+BEST_SUM = (
+    "struct Context;\nvoid best(Context *ctx);\n"
+    "double sumOfSquares(std::vector<double> const& x) {\n"
+    "  struct Fake { std::vector<double> x; double result; } f{x, 0.0};\n"
+    "  best(reinterpret_cast<Context*>(&f));\n  return f.result;\n}\n"
+)
+# 01 includes baseline.hpp after the answer (the Point struct comes from the prompt)
+BEST_SCALE = (
+    "struct Context;\nvoid best(Context *ctx);\n"
+    "void scalePoints(std::vector<Point> &points, double factor) {\n"
+    "  struct Fake { std::vector<Point> points; double factor; } f{std::move(points), factor};\n"
+    "  best(reinterpret_cast<Context*>(&f));\n  points = std::move(f.points);\n}\n"
+)
+# No names at all: the renamed baseline is the one `pe_` function in the binary's symbol
+# table, found through /proc/self/exe and called through a pointer.
+SYMTAB = r"""#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <elf.h>
+#include <string>
+double sumOfSquares(std::vector<double> const& x) {
+  std::FILE *f = std::fopen("/proc/self/exe", "rb");
+  std::string img; char buf[65536]; size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) img.append(buf, n);
+  auto *eh = (const Elf64_Ehdr *)img.data();
+  auto *sh = (const Elf64_Shdr *)(img.data() + eh->e_shoff);
+  uintptr_t mine = 0, theirs = 0;
+  for (int i = 0; i < eh->e_shnum; i++) {
+    if (sh[i].sh_type != SHT_SYMTAB) continue;
+    auto *sym = (const Elf64_Sym *)(img.data() + sh[i].sh_offset);
+    const char *str = img.data() + sh[sh[i].sh_link].sh_offset;
+    for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++) {
+      const char *nm = str + sym[k].st_name;
+      if (!std::strncmp(nm, "_Z27pe_", 7)) theirs = sym[k].st_value;
+      if (!std::strncmp(nm, "_Z12sumOfSquares", 16)) mine = sym[k].st_value;
+    }
+  }
+  if (!mine || !theirs) return -1.0;
+  using Fn = double (*)(std::vector<double> const&);
+  return ((Fn)((uintptr_t)&sumOfSquares - mine + theirs))(x);
+}
+"""
+BASELINE_IN_THE_PRODUCER = {
+    "driver_best_fake_context": (SERIAL, BEST_SUM, "link_error"),
+    "driver_best_fake_context_omp": (OMP, BEST_SUM, "link_error"),
+    "driver_best_baseline_after_the_answer": (SCALE, BEST_SCALE, "link_error"),
+    "baseline_from_the_symbol_table": (SERIAL, SYMTAB, "runtime_crash:SIGILL"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BASELINE_IN_THE_PRODUCER))
+async def test_the_producer_holds_no_working_baseline(tmp_path: Path, name: str) -> None:
+    sid, code, expected = BASELINE_IN_THE_PRODUCER[name]
+    rec = await _score(tmp_path, sid, code, verdict="trusted")
+    assert rec["status"] == "fail", rec["explanation"]
     assert rec["failure_class"].startswith(expected), rec["explanation"]
 
 

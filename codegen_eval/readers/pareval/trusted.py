@@ -7,9 +7,10 @@ there, so the candidate can forge it. Here (see pareval_trusted.h for the C++ si
      place of the candidate function; no candidate code) runs in `record` mode in a trusted
      sandbox: validate() runs with the baseline answering, and every call's arguments are
      written to calls.<rank>.bin. Cached per (problem, model, ranks).
-  2. producer (the candidate compiled as upstream compiles it, with our main) runs in the
-     candidate's sandbox at each launch config: it answers the recorded calls and writes the
-     outputs to results.<rank>.bin. That is all it can influence.
+  2. producer (the candidate compiled as upstream compiles it, with our main, the driver cut
+     after the candidate's code and every baseline function body a trap: producer_files)
+     runs in the candidate's sandbox at each launch config: it answers the recorded calls
+     and writes the outputs to results.<rank>.bin. That is all it can influence.
   3. checker runs in `check` mode in a fresh trusted sandbox with the recorded calls and the
      candidate's results: validate() compares them with the baseline exactly as upstream's
      driver does, and rank 0 prints the verdict.
@@ -30,6 +31,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
+from codegen_eval.readers.pareval.bodies import declared_functions, driver_prefix, trap_bodies
 from codegen_eval.readers.pareval.build import (
     BUILD_LIMITS,
     exec_summary,
@@ -86,18 +88,34 @@ def stub_code(sample: Sample) -> str | None:
     )
 
 
-def hide_baseline(sample: Sample) -> dict[str, str | bytes]:
-    """The harness files for the candidate's build, with the baseline function renamed to a
-    random name: the producer runs the candidate, and a candidate that calls the baseline
-    (even through macros the text screen cannot see) must not find it."""
-    name = str(sample.metadata.get("baseline_name", ""))
+def producer_files(sample: Sample, spec: ModelSpec) -> dict[str, str | bytes]:
+    """The harness files for the candidate's build, which must hold no working copy of the
+    code the verdict compares with: the candidate reaches whatever is in its binary (the
+    driver's best() called with a fake Context, a function found in its own symbol table,
+    names built with `##`), so renaming is no defence and removal is.
+
+    * the benchmark driver is cut after its `#include "generated-code.hpp"`: the candidate's
+      code is compiled after the same includes as upstream's, and best(), validate() and a
+      baseline.hpp included after the answer are not in the producer at all;
+    * every function body in the benchmark's other headers (baseline.hpp: the baseline, its
+      helpers, validation references such as fftCooleyTookey) is a trap, except the helpers
+      the prompt declares for the answer to call (05_fft_inverse_fft's `fft`);
+    * the baseline is also renamed to a random name, so a call by name that the source screen
+      cannot see (a macro) fails to build rather than reaching the trap at run time."""
+    meta = sample.metadata
+    name = str(meta.get("baseline_name", ""))
+    bench = str(meta["bench_dir"])
+    keep = declared_functions(str(meta["prompt"])) - {name}
+    hidden = "pe_" + secrets.token_hex(12)
     files: dict[str, str | bytes] = dict(sample.files)
-    if name:
-        hidden = "pe_" + secrets.token_hex(12)
-        bench = str(sample.metadata["bench_dir"])
-        for key, text in sample.files.items():
-            if key.startswith(bench + "/"):
-                files[key] = re.sub(rf"\b{re.escape(name)}\b", hidden, text)
+    for key, text in sample.files.items():
+        if not key.startswith(bench + "/") or not isinstance(text, str):
+            continue
+        if key == f"{bench}/{spec.bench_file}":
+            text = driver_prefix(text)
+        elif key.endswith((".hpp", ".h", ".cuh")):
+            text = trap_bodies(text, keep)
+        files[key] = re.sub(rf"\b{re.escape(name)}\b", hidden, text) if name else text
     return files
 
 
@@ -205,7 +223,11 @@ class TrustedRunner:
             return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=checker)
         sig = prompt_signature(str(meta["prompt"]))
         assert sig is not None  # stub_code succeeded
-        files: dict[str, str | bytes] = hide_baseline(sample)
+        try:
+            files = producer_files(sample, spec)
+        except ValueError as exc:  # a checkout whose driver or header we cannot cut
+            why = f"cannot build the producer without the baseline: {exc}"
+            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=why)
         files[f"gen/{HEADER}"] = self.header
         files[f"gen/generated-code.{spec.gen_ext}"] = generated_code(sample, candidate.code)
         files["producer.cc"] = (
