@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -280,6 +280,11 @@ CPP: dict[str, Cheat] = {
         True,
     ),
     "c_wrong_string": Cheat("C/1", '    return "abab";\n}\n', "wrong_answer"),
+    # `abs(a[i]-b[i])>1e-4` is false for NaN: upstream's float comparison passes NaN answers
+    "nan_vector": Cheat(
+        "CPP/5", "    return vector<float>(numbers.size(), NAN);\n}\n", "wrong_answer", True
+    ),
+    "c_nan": Cheat("C/3", "    return NAN;\n}\n", "wrong_answer", True),
 }
 
 
@@ -316,7 +321,7 @@ def verdicts(samples: dict[str, Sample]) -> dict[tuple[str, bool], Score]:
 
 def test_honest_solutions_pass(verdicts: dict[tuple[str, bool], Score]) -> None:
     honest = {k[0]: v for k, v in verdicts.items() if k[0].startswith("honest:")}
-    assert len(honest) == 13
+    assert len(honest) == 15
     bad = {
         k: (v.status, v.failure_class, v.explanation[:200])
         for k, v in honest.items()
@@ -354,6 +359,29 @@ def test_cache_intact_and_checker_execute_only(verdicts: dict[tuple[str, bool], 
         assert all(p.stat().st_mode & 0o777 == 0o711 for p in checkers)
     for p in cache_root().rglob("*"):
         assert not p.stat().st_mode & 0o022, p
+
+
+def test_a_nan_answer_is_named(verdicts: dict[tuple[str, bool], Score]) -> None:
+    for name in ("cpp:nan_vector", "cpp:c_nan"):
+        assert "NaN in the answer" in verdicts[name, True].explanation
+
+
+async def test_nan_in_python_fails_upstreams_own_comparisons(samples: dict[str, Sample]) -> None:
+    """Python needs no NaN rule: HumanEval's float tests use `<` or `==`, false for NaN."""
+    nan = Candidate("HumanEval/1", 0, "    return float('nan')\n")
+    for trusted in (True, False):
+        got = await HumanEvalScorer(trusted=trusted).score(samples["HumanEval/1"], nan)
+        assert (got.status, got.failure_class) == ("fail", "wrong_answer"), got.explanation
+
+
+async def test_a_problem_may_allow_nan(samples: dict[str, Sample]) -> None:
+    """A problem with "allow_nan": true gets a checker without the NaN rule (upstream's
+    comparison then decides, and passes this NaN vector)."""
+    sample = samples["CPP/5"]
+    sample = replace(sample, metadata={**sample.metadata, "allow_nan": True})
+    code = "    return vector<float>(numbers.size(), NAN);\n}\n"
+    got = await HumanEvalScorer().score(sample, Candidate("CPP/5", 0, code))
+    assert got.status == "pass" and "forgeable" not in got.metrics, got.explanation
 
 
 async def test_fallback_verdicts_are_labelled_forgeable(samples: dict[str, Sample]) -> None:

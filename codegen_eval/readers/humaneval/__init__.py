@@ -73,7 +73,13 @@ def load_humaneval(
                 id=str(rec["task_id"]),
                 input=str(rec["prompt"]),
                 target=str(rec.get("canonical_solution", "")),
-                metadata={"language": lang, "entry_point": entry, "prompt": rec["prompt"]},
+                metadata={
+                    "language": lang,
+                    "entry_point": entry,
+                    "prompt": rec["prompt"],
+                    # ours, not upstream's: C/C++ answers may hold NaN (scorer.py)
+                    "allow_nan": bool(rec.get("allow_nan", False)),
+                },
                 files={"test": str(rec["test"])},
             )
         )

@@ -149,11 +149,10 @@ def trusted_source(sig: Signature, prompt: str, test: str, lang: str) -> str:
         if sig.ret == "void":
             body += ["    he_end(&he__r);", "    return;"]
         else:
-            body += [
-                "    " + _c_get(str(_c_kind(sig.ret)), sig.ret, "he__ret", "he__r"),
-                "    he_end(&he__r);",
-                "    return he__ret;",
-            ]
+            body.append("    " + _c_get(str(_c_kind(sig.ret)), sig.ret, "he__ret", "he__r"))
+            if re.search(r"\b(?:float|double)\b", sig.ret):
+                body.append("    HE_CHECK_NAN(he__ret);")  # a NaN answer is wrong (he_core.h)
+            body += ["    he_end(&he__r);", "    return he__ret;"]
         head = '#define HE_TRUSTED 1\n#include "he_core.h"\n'
     else:
         args = ", ".join(n for _, n in sig.params)

@@ -157,6 +157,8 @@ class HumanEvalScorer:
         checker_flags = [*flags, "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"]
         if lang != "c":
             checker_flags.append("-D_GLIBCXX_ASSERTIONS")
+        if sample.metadata.get("allow_nan"):  # else a NaN in an answer is wrong (he_core.h)
+            checker_flags.append("-DHE_ALLOW_NAN=1")
         checker, why = await compiled_checker(
             cxx.trusted_source(sig, prompt, test, lang),
             lang,

@@ -348,6 +348,25 @@ static void he_end(he_rd *r) {
     if (bad) he_verdict("fail", "tamper:protocol", "malformed answer from the candidate", 1);
 }
 
+/* A NaN anywhere in a floating-point answer ends the sample as a wrong answer. HumanEval-X's
+ * tests compare floats with `abs(a[i]-b[i])>1e-4`, which is false for NaN, so upstream passes
+ * `return vector<float>(n, NAN);` on CPP/21 and CPP/37; no HumanEval-X answer is NaN. A
+ * deviation from upstream (docs/codegen-eval.md); a problem whose answers may be NaN says
+ * "allow_nan": true and its checker is built with HE_ALLOW_NAN. */
+static void he_nan_answer(void) {
+    he_verdict("fail", "wrong_answer",
+               "NaN in the answer (no expected answer is NaN; upstream's abs(a-b)>1e-4 "
+               "comparison would let it pass)", 1);
+}
+#ifdef HE_ALLOW_NAN
+#define HE_CHECK_NAN(x) ((void)0)
+#else
+#define HE_CHECK_NAN(x) \
+    do { \
+        if ((x) != (x)) he_nan_answer(); \
+    } while (0)
+#endif
+
 static int he_parse_ll(const char **s, long long *out) {
     char *end;
     *out = strtoll(*s, &end, 10);
