@@ -254,12 +254,13 @@ class OmpPragmaScorer:
         if screened is not None:
             try:
                 cand = parse_pragma(screened.text, implicit_private=implicit)
-            except PragmaSyntaxError:
-                cand = None  # a guard: screened text parses; metrics would count it all wrong
-        if answer.is_none or cand is not None:
-            metrics.update(compare(reference, cand, implicit))
-        else:
-            metrics.update(_ZERO_METRICS, pragma_parse_error=1.0)
+            except PragmaSyntaxError as exc:
+                # screened text parses (collapse is rendered as its value); should it ever
+                # not, the data-sharing check cannot be made, so nothing may pass unchecked
+                return _fail(f"{FailureClass.INFRA_ERROR}:pragma_parse",
+                             f"{_one_line(answer)}: the screened pragma does not parse: {exc}",
+                             {**_ZERO_METRICS, "pragma_parse_error": 1.0})  # fmt: skip
+        metrics.update(compare(reference, cand, implicit))
         if screened is not None and (why := _wrong_construct(reference, screened)):
             failed = _fail(f"{FailureClass.WRONG_ANSWER}:wrong_construct",
                            f"{_one_line(answer)}: {why}", metrics)  # fmt: skip

@@ -16,14 +16,19 @@ then clauses from CLAUSES, each with its own argument grammar:
 - constant expressions (collapse, ordered(n), safelen, simdlen, hint, aligned alignment,
   schedule chunk, grainsize, num_tasks): literals and the program's constant macros only.
   A chunk or task size computed from variables could make some encounters of the loop
-  serial and others not; a constant one is the same at every encounter;
+  serial and others not; a constant one is the same at every encounter. The values of
+  collapse, safelen, simdlen, the chunk, grainsize and num_tasks are computed (constant.py)
+  and kept in `constants`: the scorer judges `safelen(2 - 1)` and `schedule(dynamic, N - 1)`
+  by them, so one the suite cannot compute as gcc does (an unsigned or floating literal, a
+  value outside int) is refused (non_constant). collapse is compiled as its value;
 - keywords (default, proc_bind, order, bind, schedule kind and modifiers, reduction
   operator and modifier, if directive-name modifier).
 
 Comments are whitespace (stripped), line splices are joined before this module sees the
 text; everything else that is not in the grammar raises Forbidden (forbidden_construct:<what>)
 or ScreenSyntaxError (compile_error:syntax). The compiler only ever sees `lines`: the
-accepted tokens re-joined, never the answer's own text.
+accepted tokens re-joined (collapse's computed value in place of its expression), never the
+answer's own text.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codegen_eval.suites._cscreen import (
+    Expr,
     ExprPolicy,
     Forbidden,
     ProgramNames,
@@ -44,6 +50,8 @@ from codegen_eval.suites._cscreen import (
     strip_comments,
     tokenize,
 )
+
+from .constant import evaluate
 
 __all__ = ["DIRECTIVES", "ScreenedPragma", "screen_pragma"]
 
@@ -125,11 +133,25 @@ _IF_MODIFIERS = frozenset({"parallel", "simd", "taskloop", "task"})
 _PRAGMA_HEAD = re.compile(r"^\s*#\s*pragma\s+omp(?=\s|$)(?P<body>.*)$", re.DOTALL)
 
 
+# Constant clauses whose value decides how the loop is shared out (or vectorised): their
+# value is computed (constant.py) and kept, and one the suite cannot compute is refused.
+_EVALUATED = {"collapse": "collapse", "safelen": "safelen", "simdlen": "simdlen",
+              "schedule": "chunk", "grainsize": "grainsize", "num_tasks": "num_tasks"}  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class ScreenedPragma:
     lines: tuple[str, ...]  # canonical lines: what the compiler gets
     directives: tuple[str, ...]  # the directive of each line, e.g. ("parallel", "for")
     schedule_kind: str | None  # the schedule clause's kind, if any
+    # values of the _EVALUATED clauses present ("chunk" for the schedule's), and whether a
+    # grainsize is `strict:`, e.g. (("chunk", 64),), (("grainsize", 4096), ("strict", 1))
+    constants: tuple[tuple[str, int], ...] = ()
+    # every if clause: (directive-name modifier or None, canonical expression)
+    conditions: tuple[tuple[str | None, str], ...] = ()
+
+    def constant(self, name: str) -> int | None:
+        return dict(self.constants).get(name)
 
     @property
     def text(self) -> str:
@@ -215,23 +237,51 @@ def _keyword(toks: list[Token], allowed: frozenset[str], clause: str) -> str:
     return toks[0].text
 
 
-def _clause_arg(name: str, toks: list[Token], names: ProgramNames) -> tuple[str, str | None]:
+@dataclass(slots=True)
+class _Found:
+    """What _clause_arg learns besides the canonical text."""
+
+    constants: dict[str, int]
+    conditions: list[tuple[str | None, str]]
+
+
+def _constant(toks: list[Token], names: ProgramNames, clause: str, found: _Found) -> str:
+    """A constant argument: screened, then (for _EVALUATED clauses) computed and kept. Only
+    `collapse` is given to the compiler as its value: the clause parser reads an integer."""
+    expr: Expr = parse_expression(toks, _policy(names, constant=True, what=f"{clause}(...)"))
+    if clause not in _EVALUATED:
+        return expr.text
+    value = evaluate(expr.tokens, names.macros)
+    if value is None:
+        raise Forbidden("non_constant", f"{clause}(...) must be an int constant the suite can "
+                        "compute (signed integer literals and the program's constant macros, "
+                        "no value outside int)")  # fmt: skip
+    found.constants[_EVALUATED[clause]] = value
+    return str(value) if clause == "collapse" else expr.text
+
+
+def _clause_arg(
+    name: str, toks: list[Token], names: ProgramNames, found: _Found
+) -> tuple[str, str | None]:
     """(canonical argument text, schedule kind if this is a schedule clause)."""
     if name in _LIST:
         return _variable_list(toks, names, name), None
     if name in _EXPR:
         return _expr(toks, names, constant=False, what=f"{name}(...)"), None
     if name in _CONST or name == "ordered":
-        return _expr(toks, names, constant=True, what=f"{name}(...)"), None
+        return _constant(toks, names, name, found), None
     if name in _KEYWORD_ARG:
         return _keyword(toks, _KEYWORD_ARG[name], name), None
     if name == "if":
         mod, rest = _modifier(toks, _IF_MODIFIERS)
         body = _expr(rest, names, constant=False, what="if(...)")
+        found.conditions.append((mod, body))
         return (f"{mod} : {body}" if mod else body), None
     if name in ("grainsize", "num_tasks"):
         mod, rest = _modifier(toks, frozenset({"strict"}))
-        body = _expr(rest, names, constant=True, what=f"{name}(...)")
+        body = _constant(rest, names, name, found)
+        if mod:
+            found.constants["strict"] = 1
         return (f"{mod} : {body}" if mod else body), None
     if name == "order":
         mod, rest = _modifier(toks, frozenset({"reproducible", "unconstrained"}))
@@ -282,7 +332,7 @@ def _clause_arg(name: str, toks: list[Token], names: ProgramNames) -> tuple[str,
         kind = _keyword(kind_chunk[0], _SCHEDULE_KINDS, "schedule")
         text = mods + kind
         if len(kind_chunk) == 2:
-            text += " , " + _expr(kind_chunk[1], names, constant=True, what="a schedule chunk")
+            text += " , " + _constant(kind_chunk[1], names, "schedule", found)
         return text, kind
     raise AssertionError(name)  # pragma: no cover - CLAUSES and this function agree
 
@@ -310,7 +360,7 @@ def _directive(toks: list[Token]) -> tuple[str, int]:
     return " ".join(words), len(words)
 
 
-def _screen_line(line: str, names: ProgramNames) -> tuple[str, str, str | None]:
+def _screen_line(line: str, names: ProgramNames, found: _Found) -> tuple[str, str, str | None]:
     m = _PRAGMA_HEAD.match(line)
     if not m:
         raise ScreenSyntaxError(f"not an OpenMP pragma line: {line.strip()[:80]!r}")
@@ -363,7 +413,7 @@ def _screen_line(line: str, names: ProgramNames) -> tuple[str, str, str | None]:
         if name in seen and name in ("num_threads", "if", "schedule", "collapse", "default"):
             raise ScreenSyntaxError(f"clause {name} given twice")
         seen.add(name)
-        text, kind = _clause_arg(name, arg, names)
+        text, kind = _clause_arg(name, arg, names, found)
         schedule_kind = kind or schedule_kind
         out.append(f"{name} ( {text} )")
     return " ".join(out), directive, schedule_kind
@@ -380,8 +430,9 @@ def screen_pragma(lines: Sequence[str], names: ProgramNames) -> ScreenedPragma:
     rendered: list[str] = []
     directives: list[str] = []
     schedule_kind = None
+    found = _Found({}, [])
     for line in lines:
-        text, directive, kind = _screen_line(line, names)
+        text, directive, kind = _screen_line(line, names, found)
         rendered.append(text)
         directives.append(directive)
         schedule_kind = kind or schedule_kind
@@ -389,4 +440,5 @@ def screen_pragma(lines: Sequence[str], names: ProgramNames) -> ScreenedPragma:
         raise Forbidden("directive", f"`{directives[0]}` followed by `{directives[1]}` is not "
                         "accepted: the first of two lines must be `parallel`, the second a "
                         "loop, single, master, masked or critical construct")  # fmt: skip
-    return ScreenedPragma(tuple(rendered), tuple(directives), schedule_kind)
+    return ScreenedPragma(tuple(rendered), tuple(directives), schedule_kind,
+                          tuple(sorted(found.constants.items())), tuple(found.conditions))  # fmt: skip

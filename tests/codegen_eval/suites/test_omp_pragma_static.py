@@ -1,0 +1,60 @@
+"""omp-pragma's verdicts decided from the screened answer without a sandbox: constant clause
+values computed as gcc computes them (or refused). The same answers in the real sandbox
+are in test_omp_pragma_adversarial.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from codegen_eval.suites._cscreen import Forbidden, program_names, tokenize
+from codegen_eval.suites.omp_pragma import all_problems, parse_pragma
+from codegen_eval.suites.omp_pragma.constant import evaluate
+from codegen_eval.suites.omp_pragma.screen import screen_pragma
+
+
+def _names(problem: str):
+    return program_names(all_problems()[problem].masked)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("N - 1", (1 << 25) - 1),  # N is (1L << 25): expanded as the preprocessor does
+        ("2 - 1", 1),
+        ("017", 15),
+        ("0x10", 16),
+        ("-5 / 2", -2),  # C truncates toward zero
+        ("-5 % 2", -1),
+        ("1 ? 2 : 3", 2),
+        ("!0 + ~0", 0),
+        ("(1 << 32) + 1", None),  # gcc: a shift past int's width; not computed, refused
+        ("2147483647 + 1", None),  # outside int: the operand types would matter
+        ("1u", None),  # unsigned arithmetic wraps
+        ("1.0", None),
+        ("sum", None),  # a variable
+        ("0 ? 1 / 0 : 2", None),
+    ],
+)
+def test_constant_values_are_gccs_or_none(text: str, value: int | None) -> None:
+    assert evaluate(tokenize(text), _names("reduction_sum").macros) == value
+
+
+def test_macros_expand_as_tokens_not_as_parenthesised_values() -> None:
+    macros = {"H": "8 / 2"}
+    assert evaluate(tokenize("16 / H"), macros) == 1  # 16 / 8 / 2, not 16 / (8 / 2)
+
+
+def test_the_screen_keeps_computed_constants_and_refuses_the_rest() -> None:
+    s = screen_pragma(["#pragma omp parallel for schedule(dynamic, N - 1) collapse(1 + 0)"],
+                      _names("reduction_sum"))  # fmt: skip
+    assert s.constant("chunk") == (1 << 25) - 1 and s.constant("collapse") == 1
+    assert "collapse ( 1 )" in s.text  # compiled as its value: the clause parser reads it
+    assert parse_pragma(s.text).collapse == 1
+    t = screen_pragma(["#pragma omp parallel master taskloop grainsize(strict: N / 2)"],
+                      _names("reduction_sum"))  # fmt: skip
+    assert (t.constant("grainsize"), t.constant("strict")) == (1 << 24, 1)
+    u = screen_pragma(["#pragma omp simd if(simd: r > 3) safelen(2)"], _names("simd_inner_dot"))
+    assert u.conditions == (("simd", "r > 3"),) and u.constant("safelen") == 2
+    with pytest.raises(Forbidden) as err:
+        screen_pragma(["#pragma omp simd safelen((1 << 32) + 1)"], _names("simd_inner_dot"))
+    assert err.value.what == "non_constant"
