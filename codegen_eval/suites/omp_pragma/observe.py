@@ -8,9 +8,10 @@ observer (observer.c) instead of read from the pragma's text.
 `instrument` inserts `__cge_omp_encounter();` where the marker was (serial code, once per
 time the construct is reached), the screened pragma lines after it (`#line` keeps the
 compiler's line numbers those of the program the model saw), and `__cge_omp_iter();` as the
-first statement of the innermost body of the loop nest (so any valid `collapse` still sees
-a perfectly nested loop). The serial build carries the same hooks without OpenMP: its trace
-says how many iterations each encounter must run.
+first statement of the body of the loop at the answer's collapse depth (so the collapsed
+loops still form a perfect nest, and an iteration is one of the construct's). The serial
+build carries the same hooks, at the same depth, without OpenMP: its trace says how many
+iterations each encounter must run.
 
 `judge_run` decides, for one run at `threads` threads, against the serial trace:
 - every encounter ran exactly the serial iteration count: more means replicated work (a bare
@@ -18,13 +19,27 @@ says how many iterations each encounter must run.
   skipped work;
 - at threads >= 2, every encounter ran in a team of at least two threads (`if(1-1)`,
   `num_threads(2-1)`, an orphaned `for`, `simd` alone all give a team of one);
-- at threads >= 2, the iterations were shared: with a static worksharing loop (deterministic)
-  at least two threads ran iterations in every encounter of two or more iterations
-  (`schedule(static, 1 << 30)`, `parallel` + `single`/`master` give all to one thread). With
-  a timing-dependent schedule (dynamic, guided, taskloop, ...) one busy thread may take
-  every chunk of a short loop while the others wait for a core (measured: 2-3 of 4 threads
-  got rows of schedule_dynamic_triangle at load 8 on 2 cores), so `shared` must hold in at
-  least one of the runs at threads >= 2: a chunk as large as the loop fails every run.
+- at threads >= 2, the iterations were shared: with a static worksharing loop (deterministic:
+  which thread runs which iteration depends only on the team size) no thread ran more than
+  BUSIEST_SHARE (3/4) of any encounter of two or more iterations (`schedule(static, 1 << 30)`
+  and `parallel` + `single`/`master` give all to one thread, `schedule(static, N - 1)` all but
+  one iteration). With a timing-dependent schedule (dynamic, guided, taskloop, ...) the
+  shares say more about the machine than about the answer: one busy thread may take most
+  chunks while the others wait for a core (measured at load 3 on 2 cores: the reference of
+  schedule_dynamic_triangle gave its busiest thread 73-83% of the rows at 2 threads;
+  `schedule(dynamic, 1024)` on reduction_max_rows, 64 encounters of 65536 cheap iterations,
+  ran every encounter on one thread at 4 threads and 65-76% at 2). So there `shared` (two
+  threads ran iterations) must hold in at least one run at threads >= 2, and what the clauses
+  hand out is bounded instead: `handed_share`, the largest piece (chunk or task) that one
+  thread can be given at 2 threads, as libgomp cuts the loop, computed from the screened
+  constants and the serial iteration counts, must be at most BUSIEST_SHARE of the loop
+  (`schedule(dynamic, N - 1)`, `grainsize(strict: N - 1)` are refused).
+
+Why 3/4: an even split gives 1/2 at two threads; a static split of n >= 2 equal iterations
+(or chunks) over two threads gives at most ceil(n/2)/n <= 2/3 (collapse_grid's three planes
+without collapse: 2/3), and a default taskloop gives ceil(n/2)/n; the answers this refuses
+hand one thread (n - 1)/n. Iterations are the construct's own: the per-iteration hook is the
+first statement of the body at the answer's collapse depth.
 """
 
 from __future__ import annotations
@@ -38,12 +53,17 @@ from importlib import resources
 from codegen_eval.suites._csource import parse as ts_parse
 from codegen_eval.types import FailureClass
 
+from .screen import ScreenedPragma
+
 __all__ = [
+    "BUSIEST_SHARE",
     "LINK_FLAGS",
     "OBSERVER_FILE",
     "TRACE_ENV",
     "Encounter",
     "Trace",
+    "busiest_share",
+    "handed_share",
     "instrument",
     "judge_run",
     "observer_source",
@@ -52,6 +72,9 @@ __all__ = [
 ]
 
 TRACE_ENV = "CGE_OMP_TRACE"
+# The most of an encounter's iterations one thread may run for the work to count as shared
+# (the module docstring says why 3/4).
+BUSIEST_SHARE = 0.75
 OBSERVER_FILE = "cge_omp_observer.c"
 # Prepended to the program (then `#line 1`): the hooks' declarations. On x86-64 the
 # per-iteration hook is one asm statement with no memory operand or clobber, invisible to the
@@ -83,8 +106,9 @@ def observer_source() -> str:
     return resources.files(__package__).joinpath("observer.c").read_text()
 
 
-def _loop_body(src: bytes, marker_line: int):
-    """The innermost body of the perfectly nested loop nest that follows the marker."""
+def _loop_body(src: bytes, marker_line: int, depth: int):
+    """The body of the `depth`-th loop of the perfectly nested loop nest that follows the
+    marker (or of the innermost one, when the nest is shallower)."""
     root = ts_parse(src.decode()).root_node
     loop = None
     stack = [root]
@@ -98,23 +122,31 @@ def _loop_body(src: bytes, marker_line: int):
     if loop.parent is None or loop.parent.type != "compound_statement":
         raise ValueError("the marked loop must be a statement of a block")
     body = loop.child_by_field_name("body")
-    while body is not None:
+    for _ in range(depth - 1):
+        if body is None:
+            break
         inner = body
         if body.type == "compound_statement":
             named = [c for c in body.named_children if c.type != "comment"]
             inner = named[0] if len(named) == 1 else body
         if inner.type != "for_statement":
-            return body
+            break
         body = inner.child_by_field_name("body")
-    raise ValueError("the marked loop has no body")
+    if body is None:
+        raise ValueError("the marked loop has no body")
+    return body
 
 
-def instrument(masked: str, marker_line: int, indent: str, pragma_lines: Sequence[str] = ()) -> str:
+def instrument(
+    masked: str, marker_line: int, indent: str, pragma_lines: Sequence[str] = (), depth: int = 1
+) -> str:
     """Our program with the observer's hooks and `pragma_lines` (already screened) in place
-    of the marker. Line numbers of the result, as the compiler reports them, are those of
-    `masked` (the pragma takes the marker's line)."""
+    of the marker; the per-iteration hook opens the body of the `depth`-th nested loop (the
+    answer's collapse), so it counts the construct's own iterations and the loops the
+    construct collapses stay perfectly nested. Line numbers of the result, as the compiler
+    reports them, are those of `masked` (the pragma takes the marker's line)."""
     data = masked.encode()
-    body = _loop_body(data, marker_line)
+    body = _loop_body(data, marker_line, depth)
     if body.type == "compound_statement":
         at = body.start_byte + 1  # just after "{"
         data = data[:at] + f" {_ITER}".encode() + data[at:]
@@ -136,6 +168,11 @@ class Encounter:
     workers: int  # threads that ran at least one iteration
     team_min: int  # smallest team those threads were in (0: no iteration ran)
     team_max: int
+    busiest: int  # the most iterations one thread ran
+
+    def lopsided(self) -> bool:
+        """Two or more iterations, and one thread ran more than BUSIEST_SHARE of them."""
+        return self.iterations >= 2 and self.busiest > BUSIEST_SHARE * self.iterations
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +182,7 @@ class Trace:
     unseen: bool = False  # iterations ran on a thread the observer did not see start
 
 
-_HEADER = re.compile(r"cge-omp-trace 2 encounters (\d+) overflow (\d+) unseen (-?\d+)")
+_HEADER = re.compile(r"cge-omp-trace 3 encounters (\d+) overflow (\d+) unseen (-?\d+)")
 
 
 def parse_trace(text: str) -> Trace | None:
@@ -158,7 +195,7 @@ def parse_trace(text: str) -> Trace | None:
     encounters = []
     for k, line in enumerate(lines[1:]):
         parts = line.split()
-        if len(parts) != 5 or not all(p.isdigit() for p in parts) or int(parts[0]) != k:
+        if len(parts) != 6 or not all(p.isdigit() for p in parts) or int(parts[0]) != k:
             return None
         encounters.append(Encounter(*(int(p) for p in parts[1:])))
     if len(encounters) != min(n, 1024):
@@ -202,14 +239,26 @@ def judge_run(
             return (f"{wrong}:not_parallel", f"{at}, {where} ran on a team of "
                     f"{got.team_min} thread: the region was serialised")  # fmt: skip
     if timing_dependent:
-        return None  # sharing is judged over all runs: see `shared` and the scorer
+        return None  # judged over all runs (`shared`) and from the clauses (`handed_share`)
     for k, e in enumerate(run.encounters):
-        if e.iterations >= 2 and e.workers < 2:
+        if e.lopsided():
             where = f"encounter {k + 1} of {total}" if total > 1 else "the loop"
-            return (f"{wrong}:not_parallel", f"{at}, all {e.iterations} iterations of {where} "
-                    f"ran on one thread of a team of {e.team_max}: the work was not "
-                    "shared")  # fmt: skip
+            if e.workers < 2:
+                what = f"all {e.iterations} iterations of {where} ran on one thread"
+            else:
+                what = (f"one thread ran {e.busiest} of the {e.iterations} iterations of "
+                        f"{where} ({e.busiest / e.iterations:.1%})")  # fmt: skip
+            return (f"{wrong}:not_parallel", f"{at}, {what} of a team of {e.team_max}: the "
+                    f"work was not shared (at most {BUSIEST_SHARE:.0%} on one thread)")  # fmt: skip
     return None
+
+
+def busiest_share(run: Trace) -> float:
+    """The share of the loop's iterations (over every encounter of two or more) that the
+    busiest thread of their encounter ran; 0.0 when no encounter had two to share."""
+    shareable = [e for e in run.encounters if e.iterations >= 2]
+    total = sum(e.iterations for e in shareable)
+    return sum(e.busiest for e in shareable) / total if total else 0.0
 
 
 def shared(run: Trace) -> bool:
@@ -217,3 +266,34 @@ def shared(run: Trace) -> bool:
     encounter had two iterations to share)."""
     shareable = [e for e in run.encounters if e.iterations >= 2]
     return not shareable or any(e.workers >= 2 for e in shareable)
+
+
+def _largest_piece(n: int, screened: ScreenedPragma) -> int:
+    """The most of an encounter's n iterations that one chunk or task holds at 2 threads, as
+    libgomp 12 cuts the loop (loop.c, iter.c, taskloop.c). gcc takes a chunk, grainsize or
+    task count below 1 as 1 (with a warning)."""
+    words = screened.words
+    if "taskloop" in words:
+        if (g := screened.constant("grainsize")) is not None:
+            g = max(1, g)
+            if screened.constant("strict"):
+                return min(g, n)  # tasks of exactly g, the remainder in one more
+            return -(-n // max(1, n // g))  # n // g tasks (at least one), evenly cut
+        k = screened.constant("num_tasks")
+        k = 2 if k is None else max(1, k)  # default: one task per thread of the team
+        return -(-n // min(k, n))
+    if "for" in words and screened.schedule_kind in ("dynamic", "guided"):
+        chunk = max(1, screened.constant("chunk") or 1)
+        if screened.schedule_kind == "guided":  # the first chunk: n / threads, at least chunk
+            return min(n, max(chunk, -(-n // 2)))
+        return min(n, chunk)
+    return -(-n // 2)  # static, auto, runtime, loop: at most an even split
+
+
+def handed_share(serial: Trace, screened: ScreenedPragma) -> float:
+    """The share of the loop's iterations (over the serial trace's encounters of two or
+    more) that the largest piece the clauses cut holds: what one thread is handed however
+    fast the others start. Weighted by iterations, as busiest_share."""
+    sizes = [e.iterations for e in serial.encounters if e.iterations >= 2]
+    total = sum(sizes)
+    return sum(_largest_piece(n, screened) for n in sizes) / total if total else 0.0

@@ -16,7 +16,9 @@
  * having been seen counts into cge_unseen, which the report flags.
  *
  * At exit it writes, to the file named by $CGE_OMP_TRACE, one line per encounter:
- * iterations run, threads that ran at least one, smallest and largest team size of those.
+ * iterations run, threads that ran at least one, smallest and largest team size of those,
+ * and the most iterations any one thread ran (a chunk as large as the loop leaves the
+ * others one iteration each: "two threads ran iterations" alone would call that shared).
  *
  * Why it may live in the candidate's process: the candidate contributes one pragma whose
  * every clause argument passed the suite's screen (reads of the program's variables and
@@ -138,15 +140,17 @@ __attribute__((destructor)) static void cge_report(void) {
     int slots = atomic_load(&cge_nslots);
     if (slots > CGE_SLOTS)
         slots = CGE_SLOTS;
-    fprintf(f, "cge-omp-trace 2 encounters %ld overflow %d unseen %ld\n", n,
+    fprintf(f, "cge-omp-trace 3 encounters %ld overflow %d unseen %ld\n", n,
             atomic_load(&cge_overflow), cge_unseen);
     for (long e = 0; e < n && e < CGE_ENCOUNTERS; e++) {
-        long total = 0;
+        long total = 0, busiest = 0;
         int workers = 0, team_min = 0, team_max = 0;
         for (int s = 0; s < slots; s++) {
             if (cge_iters[s][e] == 0)
                 continue;
             total += cge_iters[s][e];
+            if (cge_iters[s][e] > busiest)
+                busiest = cge_iters[s][e];
             workers++;
             int t = cge_team[s][e];
             if (team_min == 0 || t < team_min)
@@ -154,7 +158,7 @@ __attribute__((destructor)) static void cge_report(void) {
             if (t > team_max)
                 team_max = t;
         }
-        fprintf(f, "%ld %ld %d %d %d\n", e, total, workers, team_min, team_max);
+        fprintf(f, "%ld %ld %d %d %d %ld\n", e, total, workers, team_min, team_max, busiest);
     }
     fclose(f);
 }

@@ -15,9 +15,13 @@
    print exactly the serial output.
 5. Observed parallelism (observe.py), when the reference is a parallel construct: both
    builds carry our observer, which records per encounter of the loop how many iterations
-   ran, on how many threads, in what team size. A run that replicated or skipped work, ran
-   in a team of one at two or more threads, or gave every iteration to one thread fails
+   ran, on how many threads, in what team size, and the most one thread ran. A run that
+   replicated or skipped work, ran in a team of one at two or more threads, or (static
+   schedule) gave one thread more than 3/4 of an encounter (observe.BUSIEST_SHARE) fails
    (wrong_answer:replicated_work / skipped_work / not_parallel), whatever the clauses say.
+   A timing-dependent schedule (dynamic, guided, taskloop) must share in one run, and its
+   chunks or tasks (the evaluated constants against the serial iteration counts) may not
+   hand one thread more than 3/4 of the loop in one piece (not_parallel, before running).
 6. The answer must be the kind of construct the reference is: a "none" reference needs
    "none", a pragma reference a pragma, an atomic/critical reference atomic or critical, a
    simd reference a simd construct (wrong_answer:unsafe_parallelism / missed_parallelism /
@@ -45,10 +49,13 @@ from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import Limits, Sandbox, open_sandbox, toolchains
 
 from .observe import (
+    BUSIEST_SHARE,
     LINK_FLAGS,
     OBSERVER_FILE,
     TRACE_ENV,
     Trace,
+    busiest_share,
+    handed_share,
     instrument,
     judge_run,
     observer_source,
@@ -206,6 +213,7 @@ class _Plan:
     cand: OmpPragma | None
     observed: bool  # the reference is a parallel construct: observe the runs
     racy: tuple[str, ...] = ()  # variables the answer's loop leaves shared (_racy_shared)
+    depth: int = 1  # the answer's collapse: where the per-iteration hook goes
 
     @property
     def unguarded(self) -> bool:
@@ -270,7 +278,9 @@ class OmpPragmaScorer:
                                "statement needs (decided before any run)")  # fmt: skip
             return failed
         racy = () if cand is None else _racy_shared(reference, cand, self._loop_vars(sample, cand))
-        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy))
+        depth = 1 if cand is None else max(1, cand.collapse)
+        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy),
+                     depth)  # fmt: skip
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
 
@@ -281,14 +291,17 @@ class OmpPragmaScorer:
         k = int(sample.metadata["marker_line"])
         return frozenset(loop_nest_vars(sample.files["program.c"], k + 1, depth))
 
-    def _program(self, sample: Sample, lines: tuple[str, ...], observed: bool = False) -> str:
+    def _program(
+        self, sample: Sample, lines: tuple[str, ...], observed: bool = False, depth: int = 1
+    ) -> str:
         """Our program with `lines` (screened pragma lines, or none) at the marker; with the
-        observer's hooks when `observed`."""
+        observer's hooks when `observed` (the per-iteration one at loop depth `depth`)."""
         src = sample.files["program.c"]
         k = int(sample.metadata["marker_line"])
         indent = str(sample.metadata.get("indent", ""))
         if observed:
-            return instrument(src, k, indent, lines)
+            return instrument(src, k, indent, lines, depth)
+
         body = [indent + ln for ln in lines] or [""]
         src_lines = src.splitlines()
         return "\n".join([*src_lines[: k - 1], *body, *src_lines[k:]]) + "\n"
@@ -309,9 +322,9 @@ class OmpPragmaScorer:
         return sample.target != "none" and parse_pragma(sample.target).parallel
 
     async def _serial_run(
-        self, sb: Sandbox, sample: Sample, observed: bool
+        self, sb: Sandbox, sample: Sample, observed: bool, depth: int = 1
     ) -> tuple[str, Trace | None]:
-        src = self._program(sample, (), observed)
+        src = self._program(sample, (), observed, depth)
         key = hashlib.sha256(src.encode()).hexdigest()
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
@@ -344,9 +357,9 @@ class OmpPragmaScorer:
     async def _run(
         self, sb: Sandbox, sample: Sample, plan: _Plan, metrics: dict[str, float]
     ) -> Score:
-        expected, serial_trace = await self._serial_run(sb, sample, plan.observed)
+        expected, serial_trace = await self._serial_run(sb, sample, plan.observed, plan.depth)
         omp = toolchains.get("openmp")
-        program = self._program(sample, plan.answer.lines, plan.observed)
+        program = self._program(sample, plan.answer.lines, plan.observed, plan.depth)
         build = await omp.compile(
             sb, self._sources("candidate", program, plan.observed), output="candidate",
             extra_flags=list(LINK_FLAGS) if plan.observed else [],
@@ -358,9 +371,18 @@ class OmpPragmaScorer:
             return _fail(cls, log, metrics)
         if plan.racy or plan.unguarded:  # it compiles (compile errors come first), and races
             return _data_race(plan, metrics)
-        metrics["functional_output_match"] = 0.0
+        wrong = FailureClass.WRONG_ANSWER
         timing_dependent = plan.screened is None or plan.screened.timing_dependent
-        sharing_runs: list[bool] = []  # per observed run at 2+ threads: was the loop shared
+        if plan.observed and plan.screened and serial_trace is not None and timing_dependent:
+            handed = handed_share(serial_trace, plan.screened)
+            metrics["handed_share"] = round(handed, 4)
+            if handed > BUSIEST_SHARE:
+                return _fail(f"{wrong}:not_parallel", f"{_one_line(plan.answer)}: its chunks or "
+                             f"tasks hand one thread {handed:.1%} of the loop's iterations in "
+                             f"one piece (at most {BUSIEST_SHARE:.0%}): the work is not shared "
+                             "(decided without running)", metrics)  # fmt: skip
+        metrics["functional_output_match"] = 0.0
+        sharing_runs: list[bool] = []  # per observed run at 2+ threads: was the work shared
         for k, t in enumerate(self.threads):
             trace_file = f"omp_trace_{k}.txt"
             r = await omp.run(
@@ -394,6 +416,7 @@ class OmpPragmaScorer:
                     )
                     metrics[f"observed_workers@{t}t"] = float(
                         max(e.workers for e in trace.encounters))  # fmt: skip
+                    metrics[f"observed_busiest@{t}t"] = round(busiest_share(trace), 4)
                 verdict = judge_run(serial_trace, trace, threads=t,
                                     timing_dependent=timing_dependent)  # fmt: skip
                 if verdict is not None:

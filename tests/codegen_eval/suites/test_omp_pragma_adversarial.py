@@ -84,8 +84,6 @@ OBSERVED = [
     ("reduction_sum", "#pragma omp simd reduction(+:sum)", "wrong_answer:not_parallel"),
     ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(static, 1 << 30)",
      "wrong_answer:not_parallel"),
-    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(dynamic, N)",
-     "wrong_answer:not_parallel"),
     ("parallel_for_axpy", "#pragma omp for", "wrong_answer:not_parallel"),  # orphaned
     ("parallel_for_axpy", "#pragma omp parallel", "wrong_answer:replicated_work"),
     ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp critical",
@@ -99,6 +97,25 @@ OBSERVED = [
     ("reduction_max_rows", "#pragma omp parallel for reduction(max:best) num_threads(r % 2 + 1)",
      "wrong_answer:not_parallel"),
 ]  # fmt: skip
+# A static schedule whose chunk leaves the other threads (almost) nothing: two threads ran
+# iterations, but one ran all but one of them (observed, deterministic)
+LOPSIDED = [
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(static, N - 1)"),
+    ("reduction_max_rows",
+     "#pragma omp parallel for reduction(max:best) schedule(static, COLS - 1)"),
+    ("collapse_grid", "#pragma omp parallel for collapse(2) schedule(static, PLANES * CELLS - 1)"),
+]  # fmt: skip
+# The same with a timing-dependent schedule: decided from the computed chunk or task size
+# and the serial iteration counts, before running
+HANDED = [
+    ("parallel_for_axpy", "#pragma omp parallel for schedule(dynamic, N - 1)"),
+    ("reduction_sum", "#pragma omp parallel for reduction(+:sum) schedule(dynamic, N)"),
+    ("reduction_max_rows",
+     "#pragma omp parallel for reduction(max:best) schedule(guided, COLS - 1)"),
+    ("reduction_sum",
+     "#pragma omp parallel master taskloop reduction(+:sum) grainsize(strict: N - 1)"),
+    ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum) num_tasks(2 - 1)"),
+]  # fmt: skip
 HONEST = [
     ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp for"),
     ("parallel_for_axpy", "#pragma omp parallel for ordered"),  # no ordered region: concurrent
@@ -110,7 +127,10 @@ HONEST = [
     ("private_matvec", "#pragma omp parallel for private(s) firstprivate(j)"),
     ("private_temp", "#pragma omp parallel for lastprivate(t) private(u)"),
     ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum)"),
+    ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum) grainsize(N / 8)"),
+    ("collapse_grid", "#pragma omp parallel for schedule(static, 2)"),  # 2 of 3 planes: 2/3
     ("collapse_grid", "#pragma omp parallel for collapse(2 - 0)"),
+    ("schedule_dynamic_triangle", "#pragma omp parallel for schedule(guided)"),
 ]
 
 
@@ -144,6 +164,27 @@ async def test_observed_cheats_fail_whatever_the_clause_text(task, name, answer,
     score = await _score(task, name, answer)
     assert (score.value, score.failure_class) == (0.0, cls), score.explanation
     assert "functional_output_match" in score.metrics  # it compiled and ran
+
+
+@pytest.mark.parametrize(("name", "answer"), LOPSIDED)
+async def test_a_static_chunk_that_leaves_one_thread_the_loop_is_observed(
+    task, name, answer
+) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, "wrong_answer:not_parallel"), (
+        score.explanation)  # fmt: skip
+    assert "one thread ran" in score.explanation and score.metrics["observed_busiest@2t"] > 0.99
+
+
+@pytest.mark.parametrize(("name", "answer"), HANDED)
+async def test_a_chunk_or_task_as_large_as_the_loop_fails_before_running(
+    task, name, answer
+) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, "wrong_answer:not_parallel"), (
+        score.explanation)  # fmt: skip
+    assert score.metrics["handed_share"] > 0.99
+    assert "functional_output_match" not in score.metrics  # compiled, never run
 
 
 @pytest.mark.parametrize(("name", "answer"), HONEST)

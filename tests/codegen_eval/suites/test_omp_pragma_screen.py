@@ -127,21 +127,29 @@ def test_timing_dependence_follows_the_schedule() -> None:
 
 def test_instrumented_program_keeps_line_numbers_and_loop_nesting() -> None:
     p = all_problems()["collapse_grid"]
-    src = instrument(p.masked, p.marker_line, p.indent, ["#pragma omp parallel for collapse ( 2 )"])
-    lines = src.splitlines()
+    pragma = ["#pragma omp parallel for collapse ( 2 )"]
+    lines = instrument(p.masked, p.marker_line, p.indent, pragma, depth=2).splitlines()
     k = lines.index("#line 1")
     at = k + p.marker_line  # lines[k + n] is the program's line n
     assert lines[at].strip() == "__cge_omp_encounter();"
     assert lines[at + 1] == f"#line {p.marker_line}"
     assert lines[at + 2].strip() == "#pragma omp parallel for collapse ( 2 )"
-    # the hook is in the innermost body, so collapse(2) still sees a perfect nest
+    # the hook is in the body at the collapse depth, so collapse(2) still sees a perfect nest
     inner = lines[at + 5]
     assert inner.strip().startswith("{ __CGE_OMP_ITER();") and inner.rstrip().endswith("}")
     assert len(lines) == k + 1 + len(p.masked.splitlines()) + 2  # + encounter and #line
+    # without collapse the hook counts the construct's own iterations: the planes
+    outer = instrument(p.masked, p.marker_line, p.indent, ["#pragma omp parallel for"])
+    line = outer.splitlines()[at + 4]
+    assert line.strip().startswith("{ __CGE_OMP_ITER(); for (int c"), line
 
 
 def _trace(*encounters: tuple[int, int, int]) -> Trace:
-    return Trace(tuple(Encounter(n, w, t, t) for n, w, t in encounters), overflow=False)
+    # the busiest thread ran an even share (rounded up) of what its encounter ran
+    return Trace(
+        tuple(Encounter(n, w, t, t, -(-n // w) if w else 0) for n, w, t in encounters),
+        overflow=False,
+    )
 
 
 SERIAL = _trace((100, 1, 1), (100, 1, 1))
@@ -159,6 +167,10 @@ SERIAL = _trace((100, 1, 1), (100, 1, 1))
         (_trace((400, 4, 4), (400, 4, 4)), 1, False, "wrong_answer:replicated_work"),
         (_trace((50, 2, 2), (100, 2, 2)), 2, False, "wrong_answer:skipped_work"),
         (_trace((100, 2, 2)), 2, False, "infra_error:observer"),
+        # static, deterministic: one thread of two ran 99 of 100 (schedule(static, N - 1))
+        (Trace((Encounter(100, 2, 2, 2, 99),) * 2, False), 2, False, "wrong_answer:not_parallel"),
+        (Trace((Encounter(100, 2, 2, 2, 75),) * 2, False), 2, False, None),  # 3/4: the bound
+        (Trace((Encounter(100, 2, 2, 2, 99),) * 2, False), 2, True, None),  # from the clauses
     ],
 )
 def test_judge_run(run: Trace, threads: int, timing_dependent: bool, expected) -> None:
@@ -170,9 +182,9 @@ def test_shared_and_trace_parsing() -> None:
     assert shared(_trace((100, 1, 4), (100, 2, 4)))
     assert not shared(_trace((100, 1, 4), (100, 1, 4)))
     assert shared(_trace((1, 1, 4)))  # nothing to share
-    text = "cge-omp-trace 2 encounters 2 overflow 0 unseen 0\n0 100 2 2 2\n1 100 1 2 2\n"
+    text = "cge-omp-trace 3 encounters 2 overflow 0 unseen 0\n0 100 2 2 2 50\n1 100 1 2 2 100\n"
     t = parse_trace(text)
-    assert t is not None and t.encounters[1] == Encounter(100, 1, 2, 2) and not t.unseen
+    assert t is not None and t.encounters[1] == Encounter(100, 1, 2, 2, 100) and not t.unseen
     assert parse_trace(text.replace("unseen 0", "unseen 7")).unseen  # type: ignore[union-attr]
     assert parse_trace("") is None
     assert parse_trace(text.replace("encounters 2", "encounters 3")) is None

@@ -1,6 +1,7 @@
 """omp-pragma's verdicts decided from the screened answer without a sandbox: constant clause
-values computed as gcc computes them (or refused). The same answers in the real sandbox
-are in test_omp_pragma_adversarial.py."""
+values computed as gcc computes them (or refused), and the largest piece a chunk or task
+hands one thread. The same answers in the real sandbox are in
+test_omp_pragma_adversarial.py."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from codegen_eval.suites._cscreen import Forbidden, program_names, tokenize
 from codegen_eval.suites.omp_pragma import all_problems, parse_pragma
 from codegen_eval.suites.omp_pragma.constant import evaluate
+from codegen_eval.suites.omp_pragma.observe import Encounter, Trace, handed_share
 from codegen_eval.suites.omp_pragma.screen import screen_pragma
 
 
@@ -58,3 +60,28 @@ def test_the_screen_keeps_computed_constants_and_refuses_the_rest() -> None:
     with pytest.raises(Forbidden) as err:
         screen_pragma(["#pragma omp simd safelen((1 << 32) + 1)"], _names("simd_inner_dot"))
     assert err.value.what == "non_constant"
+
+
+@pytest.mark.parametrize(
+    ("answer", "share"),
+    [
+        ("parallel for", 0.5),
+        ("parallel for schedule(dynamic)", 0.01),
+        ("parallel for schedule(dynamic, 99)", 0.99),
+        ("parallel for schedule(dynamic, 75)", 0.75),
+        ("parallel for schedule(dynamic, 0)", 0.01),  # gcc takes 1 (with a warning)
+        ("parallel for schedule(guided, 10)", 0.5),  # the first chunk: half the loop
+        ("parallel for schedule(guided, 90)", 0.9),
+        ("parallel master taskloop", 0.5),  # one task per thread
+        ("parallel master taskloop grainsize(40)", 0.5),  # 2 tasks of 50
+        ("parallel master taskloop grainsize(60)", 1.0),  # 100 // 60 = 1 task
+        ("parallel master taskloop grainsize(strict: 99)", 0.99),
+        ("parallel master taskloop num_tasks(4)", 0.25),
+        ("parallel master taskloop num_tasks(2 - 1)", 1.0),
+        ("parallel master taskloop num_tasks(0)", 1.0),  # gcc takes 1
+    ],
+)
+def test_handed_share_is_the_largest_piece_libgomp_cuts(answer: str, share: float) -> None:
+    s = screen_pragma([f"#pragma omp {answer}"], _names("reduction_sum"))
+    serial = Trace((Encounter(100, 1, 1, 1, 100), Encounter(1, 1, 1, 1, 1)), overflow=False)
+    assert handed_share(serial, s) == pytest.approx(share)
