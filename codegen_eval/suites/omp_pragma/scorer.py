@@ -31,7 +31,12 @@
    variables: every one of them is written by the loop): that is a data race whether or not
    it showed in the runs (wrong_answer:data_race, decided once the program compiles, before
    any run: a compile error is reported first). So is `none` on a statement the reference
-   guards (atomic, critical): the parallel loop around it runs it in every thread.
+   guards (atomic, critical): the parallel loop around it runs it in every thread. A
+   variable privatised the wrong way (a reduction variable not reduced with the reference's
+   operator, a lastprivate one not lastprivate: sharing.py) is wrong_answer:data_sharing.
+8. A simd reference answered with safelen(1), simdlen(1) or an `if` that is not a constant
+   the suite computes to be true is wrong_answer:not_parallel (the loop is not vectorised),
+   decided the same way.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import asyncio
 import functools
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
 from codegen_eval.suites._cscreen import Forbidden, ProgramNames, ScreenSyntaxError, program_names
@@ -64,6 +69,7 @@ from .observe import (
 )
 from .pragma import OmpPragma, PragmaSyntaxError, compare, logical_lines, parse_pragma
 from .screen import ScreenedPragma, screen_pragma
+from .sharing import Sharing, check_sharing, unvectorised
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _PRAGMA_LINE = re.compile(r"^\s*#\s*pragma\s+omp\b", re.IGNORECASE)
@@ -156,30 +162,6 @@ def _wrong_construct(reference: OmpPragma | None, screened: ScreenedPragma) -> s
     return None
 
 
-# directive words that share a loop's iterations (or lanes) out: a variable written by every
-# iteration races under them unless it is privatised; `parallel` + `critical`/`single` alone
-# does not share iterations and is judged by the observer (replicated_work / not_parallel)
-_LOOP_WORDS = frozenset({"for", "simd", "taskloop", "loop", "distribute"})
-
-
-def _racy_shared(
-    reference: OmpPragma | None, cand: OmpPragma, cand_loop_vars: frozenset[str]
-) -> list[str]:
-    """Variables the reference privatises (reduction, private, firstprivate, lastprivate:
-    each is written by the loop) that the answer's loop construct leaves shared, sorted."""
-    if reference is None or not set(cand.directive.split()) & _LOOP_WORDS:
-        return []
-    needed = reference.private | reference.firstprivate | reference.lastprivate
-    for names in reference.reductions.values():
-        needed |= names
-    if cand.default in ("private", "firstprivate"):
-        return sorted(needed & cand.shared)
-    own = cand.private | cand.firstprivate | cand.lastprivate | cand_loop_vars
-    for names in cand.reductions.values():
-        own |= names
-    return sorted(needed - own)
-
-
 def _data_race(plan: _Plan, metrics: dict[str, float]) -> Score:
     if plan.unguarded:
         failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_race",
@@ -191,8 +173,19 @@ def _data_race(plan: _Plan, metrics: dict[str, float]) -> Score:
         failed.feedback = ("none: a data race: the statement runs in several threads at once "
                            "(decided without running)")  # fmt: skip
         return failed
-    names = ", ".join(plan.racy)
-    verb = "is" if len(plan.racy) == 1 else "are"
+    if not plan.sharing.racy:
+        why = "; ".join(w for _, w in plan.sharing.wrong)
+        failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_sharing",
+                       f"{_one_line(plan.answer)}: {why} (decided without running)",
+                       metrics)  # fmt: skip
+        # `why` names the reference's clause for the variable; a repairing model hears only
+        # that a privatised variable does not carry the value the program needs
+        failed.feedback = (f"{_one_line(plan.answer)}: wrong data sharing: a variable the loop "
+                           "writes is privatised in a way that loses the value the program "
+                           "needs from it (decided without running)")  # fmt: skip
+        return failed
+    names = ", ".join(plan.sharing.racy)
+    verb = "is" if len(plan.sharing.racy) == 1 else "are"
     failed = _fail(f"{FailureClass.WRONG_ANSWER}:data_race",
                    f"{_one_line(plan.answer)}: {names} {verb} written by the loop's iterations "
                    "but shared between threads (decided without running)", metrics)  # fmt: skip
@@ -212,7 +205,9 @@ class _Plan:
     reference: OmpPragma | None
     cand: OmpPragma | None
     observed: bool  # the reference is a parallel construct: observe the runs
-    racy: tuple[str, ...] = ()  # variables the answer's loop leaves shared (_racy_shared)
+    # the answer's data-sharing faults (sharing.check_sharing); none checked for `none`
+    sharing: Sharing = field(default_factory=Sharing)
+    unvectorised: str | None = None  # why a simd answer cannot vectorise (sharing.py)
     depth: int = 1  # the answer's collapse: where the per-iteration hook goes
 
     @property
@@ -277,10 +272,14 @@ class OmpPragmaScorer:
             failed.feedback = (f"{_one_line(answer)}: not the kind of construct this "
                                "statement needs (decided before any run)")  # fmt: skip
             return failed
-        racy = () if cand is None else _racy_shared(reference, cand, self._loop_vars(sample, cand))
-        depth = 1 if cand is None else max(1, cand.collapse)
-        plan = _Plan(answer, screened, reference, cand, self._observes(sample), tuple(racy),
-                     depth)  # fmt: skip
+        sharing, serial_simd, depth = Sharing(), None, 1
+        if screened is not None and cand is not None:
+            sharing = check_sharing(reference, cand, self._loop_vars(sample, cand))
+            macros = _names(sample.files["program.c"]).macros
+            serial_simd = unvectorised(reference, screened, macros)
+            depth = max(1, cand.collapse)
+        plan = _Plan(answer, screened, reference, cand, self._observes(sample), sharing,
+                     serial_simd, depth)  # fmt: skip
         async with open_sandbox(self.backend) as sb:
             return await self._run(sb, sample, plan, metrics)
 
@@ -301,7 +300,6 @@ class OmpPragmaScorer:
         indent = str(sample.metadata.get("indent", ""))
         if observed:
             return instrument(src, k, indent, lines, depth)
-
         body = [indent + ln for ln in lines] or [""]
         src_lines = src.splitlines()
         return "\n".join([*src_lines[: k - 1], *body, *src_lines[k:]]) + "\n"
@@ -369,9 +367,12 @@ class OmpPragmaScorer:
             cls = cls or FailureClass.with_detail(FailureClass.COMPILE_ERROR, "other")
             log = short_log(build.exec_result.stderr + build.exec_result.stdout)
             return _fail(cls, log, metrics)
-        if plan.racy or plan.unguarded:  # it compiles (compile errors come first), and races
+        if plan.sharing or plan.unguarded:  # it compiles (compile errors come first), and races
             return _data_race(plan, metrics)
         wrong = FailureClass.WRONG_ANSWER
+        if plan.unvectorised:
+            return _fail(f"{wrong}:not_parallel", f"{_one_line(plan.answer)}: "
+                         f"{plan.unvectorised} (decided without running)", metrics)  # fmt: skip
         timing_dependent = plan.screened is None or plan.screened.timing_dependent
         if plan.observed and plan.screened and serial_trace is not None and timing_dependent:
             handed = handed_share(serial_trace, plan.screened)

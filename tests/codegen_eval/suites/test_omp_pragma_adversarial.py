@@ -5,7 +5,14 @@ or observed by the suite's observer at run time); honest variants still pass.
 Before the screen and the observer, 12 of these passed (num_threads(2-1), if(1-1),
 num_threads(sizeof(char)), num_threads(N-N+1), a statement expression printing the
 expected line, its digraph spelling, schedule chunks as large as the loop, a bare
-`parallel`, `parallel` + critical/single/master, if(r > 0), num_threads(r % 2 + 1))."""
+`parallel`, `parallel` + critical/single/master, if(r > 0), num_threads(r % 2 + 1)).
+
+Cases added after a red-team pass on 2026-11-27: 17 of them scored `pass` before (chunks
+and grainsizes one short of the loop, LOPSIDED and HANDED; simd answers that never
+vectorise, UNVECTORISED; privatising clauses that lose the variable's value, DATA_SHARING,
+on a simd problem whose dot products were then all 0; `collapse(2 - 1)`, which the
+data-sharing check could not parse; `safelen((1 << 32) + 1)`), the other 5 failed only after
+running or with another class."""
 
 from __future__ import annotations
 
@@ -97,6 +104,18 @@ OBSERVED = [
     ("reduction_max_rows", "#pragma omp parallel for reduction(max:best) num_threads(r % 2 + 1)",
      "wrong_answer:not_parallel"),
 ]  # fmt: skip
+# A privatised variable that loses the value the program needs: a reduction variable not
+# reduced with the reference's operator, a lastprivate one not lastprivate (reduction(max:
+# last) printed the right value: the last chunk's thread happened to hold the largest one)
+DATA_SHARING = [
+    ("lastprivate_rows", "#pragma omp parallel for reduction(max:last)"),
+    ("lastprivate_rows", "#pragma omp parallel for firstprivate(last)"),
+    ("simd_inner_dot", "#pragma omp simd safelen(1) lastprivate(acc)"),
+    ("simd_inner_dot", "#pragma omp simd lastprivate(acc)"),
+    ("simd_inner_dot", "#pragma omp simd private(acc)"),
+    ("simd_inner_dot", "#pragma omp simd reduction(*:acc)"),
+    ("reduction_max_rows", "#pragma omp parallel for reduction(min:best)"),
+]
 # A static schedule whose chunk leaves the other threads (almost) nothing: two threads ran
 # iterations, but one ran all but one of them (observed, deterministic)
 LOPSIDED = [
@@ -116,6 +135,14 @@ HANDED = [
      "#pragma omp parallel master taskloop reduction(+:sum) grainsize(strict: N - 1)"),
     ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum) num_tasks(2 - 1)"),
 ]  # fmt: skip
+# A simd answer that never vectorises: the simd analogue of num_threads(1)
+UNVECTORISED = [
+    "#pragma omp simd reduction(+:acc) safelen(1)",
+    "#pragma omp simd reduction(+:acc) simdlen(1)",
+    "#pragma omp simd reduction(+:acc) if(simd: 0)",
+    "#pragma omp simd reduction(+:acc) safelen(ROWS - 1023)",
+    "#pragma omp simd reduction(+:acc) if(r > 3)",  # a runtime condition: not shown true
+]
 HONEST = [
     ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp for"),
     ("parallel_for_axpy", "#pragma omp parallel for ordered"),  # no ordered region: concurrent
@@ -128,6 +155,10 @@ HONEST = [
     ("private_temp", "#pragma omp parallel for lastprivate(t) private(u)"),
     ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum)"),
     ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum) grainsize(N / 8)"),
+    ("reduction_sum", "#pragma omp parallel for reduction(-:sum)"),  # `-` is `+`
+    ("lastprivate_rows", "#pragma omp parallel for lastprivate(conditional: last)"),
+    ("simd_inner_dot", "#pragma omp simd reduction(+:acc) safelen(8) if(simd: COLS > 1)"),
+    ("simd_inner_dot", "#pragma omp simd reduction(+:acc) simdlen(4)"),
     ("collapse_grid", "#pragma omp parallel for schedule(static, 2)"),  # 2 of 3 planes: 2/3
     ("collapse_grid", "#pragma omp parallel for collapse(2 - 0)"),
     ("schedule_dynamic_triangle", "#pragma omp parallel for schedule(guided)"),
@@ -166,6 +197,14 @@ async def test_observed_cheats_fail_whatever_the_clause_text(task, name, answer,
     assert "functional_output_match" in score.metrics  # it compiled and ran
 
 
+@pytest.mark.parametrize(("name", "answer"), DATA_SHARING)
+async def test_privatised_the_wrong_way_fails_without_running(task, name, answer) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, "wrong_answer:data_sharing"), (
+        score.explanation)  # fmt: skip
+    assert "functional_output_match" not in score.metrics  # compiled, never run
+
+
 @pytest.mark.parametrize(("name", "answer"), LOPSIDED)
 async def test_a_static_chunk_that_leaves_one_thread_the_loop_is_observed(
     task, name, answer
@@ -184,6 +223,14 @@ async def test_a_chunk_or_task_as_large_as_the_loop_fails_before_running(
     assert (score.value, score.failure_class) == (0.0, "wrong_answer:not_parallel"), (
         score.explanation)  # fmt: skip
     assert score.metrics["handed_share"] > 0.99
+    assert "functional_output_match" not in score.metrics  # compiled, never run
+
+
+@pytest.mark.parametrize("answer", UNVECTORISED)
+async def test_simd_that_cannot_vectorise_is_not_parallel(task, answer) -> None:
+    score = await _score(task, "simd_inner_dot", answer)
+    assert (score.value, score.failure_class) == (0.0, "wrong_answer:not_parallel"), (
+        score.explanation)  # fmt: skip
     assert "functional_output_match" not in score.metrics  # compiled, never run
 
 
@@ -215,6 +262,14 @@ async def test_data_race_feedback_does_not_name_the_reference_variables(task) ->
     assert "best" in score.explanation  # the log says which variable
     assert "best" not in score.model_feedback and "reduction" not in score.model_feedback
     assert "data race" in score.model_feedback
+
+
+async def test_data_sharing_feedback_does_not_name_the_reference_clause(task) -> None:
+    score = await _score(task, "lastprivate_rows", "#pragma omp parallel for reduction(max:last)")
+    assert score.failure_class == "wrong_answer:data_sharing"
+    assert "lastprivate" in score.explanation  # the log says what the loop needs
+    assert "lastprivate" not in score.model_feedback and "wrong data sharing" in (
+        score.model_feedback)  # fmt: skip
 
 
 async def test_an_unguarded_statement_is_a_race_and_its_feedback_keeps_the_construct(task) -> None:

@@ -53,12 +53,14 @@ async def test_missing_reduction_is_a_data_race_with_lower_recall(task) -> None:
     assert "functional_output_match" not in score.metrics  # decided without running
 
 
-async def test_reduction_into_a_private_copy_is_a_wrong_answer_at_run_time(task) -> None:
-    # no shared write: the race check lets it through, and the runs show the lost sum
+async def test_reduction_into_a_private_copy_is_wrong_data_sharing(task) -> None:
+    # no shared write, but the private copy loses the sum the program prints: refused from
+    # the structure (the runs showed it too, but a private copy can hold it by chance)
     score = await _score(task, "reduction_two_sums",
                          "#pragma omp parallel for reduction(+:sum) private(sumsq)")  # fmt: skip
-    assert score.failure_class == "wrong_answer", score.explanation
-    assert score.metrics["functional_output_match"] == 0.0
+    assert score.failure_class == "wrong_answer:data_sharing", score.explanation
+    assert score.metrics["clause_recall"] == 0.5
+    assert "functional_output_match" not in score.metrics  # decided without running
 
 
 async def test_pragma_on_a_loop_carried_dependence_is_a_wrong_answer(task) -> None:

@@ -1,7 +1,7 @@
 """omp-pragma's verdicts decided from the screened answer without a sandbox: constant clause
-values computed as gcc computes them (or refused), and the largest piece a chunk or task
-hands one thread. The same answers in the real sandbox are in
-test_omp_pragma_adversarial.py."""
+values computed as gcc computes them (or refused), the data-sharing rules, the simd answers
+that cannot vectorise, and the largest piece a chunk or task hands one thread. The same
+answers in the real sandbox are in test_omp_pragma_adversarial.py."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from codegen_eval.suites.omp_pragma import all_problems, parse_pragma
 from codegen_eval.suites.omp_pragma.constant import evaluate
 from codegen_eval.suites.omp_pragma.observe import Encounter, Trace, handed_share
 from codegen_eval.suites.omp_pragma.screen import screen_pragma
+from codegen_eval.suites.omp_pragma.sharing import check_sharing, unvectorised
 
 
 def _names(problem: str):
@@ -60,6 +61,68 @@ def test_the_screen_keeps_computed_constants_and_refuses_the_rest() -> None:
     with pytest.raises(Forbidden) as err:
         screen_pragma(["#pragma omp simd safelen((1 << 32) + 1)"], _names("simd_inner_dot"))
     assert err.value.what == "non_constant"
+
+
+def _sharing(ref: str, answer: str, loop_vars: frozenset[str] = frozenset()):
+    return check_sharing(parse_pragma(ref), parse_pragma(answer), loop_vars)
+
+
+@pytest.mark.parametrize(
+    ("ref", "answer", "racy", "wrong"),
+    [
+        # a reduction variable: reduced, with the reference's operator (`-` is `+`)
+        ("parallel for reduction(+:s)", "parallel for reduction(-:s)", (), ()),
+        ("parallel for reduction(+:s)", "parallel for reduction(*:s)", (), ("s",)),
+        ("parallel for reduction(+:s)", "parallel for private(s)", (), ("s",)),
+        ("parallel for reduction(+:s)", "parallel for lastprivate(s)", (), ("s",)),
+        ("parallel for reduction(+:s)", "parallel for default(firstprivate)", (), ("s",)),
+        ("parallel for reduction(+:s)", "parallel for", ("s",), ()),
+        ("parallel for reduction(+:s)", "parallel for default(private) shared(s)", ("s",), ()),
+        # a lastprivate variable: lastprivate (conditional or not)
+        ("parallel for lastprivate(x)", "parallel for lastprivate(conditional: x)", (), ()),
+        ("parallel for lastprivate(x)", "parallel for firstprivate(x) lastprivate(x)", (), ()),
+        ("parallel for lastprivate(x)", "parallel for reduction(max:x)", (), ("x",)),
+        ("parallel for lastprivate(x)", "parallel for private(x)", (), ("x",)),
+        # a private variable: any privatising clause
+        ("parallel for private(t, u)", "parallel for lastprivate(t) firstprivate(u)", (), ()),
+        ("parallel for private(t, u)", "parallel for private(t) reduction(+:u)", (), ()),
+        ("parallel for private(t, u)", "parallel for private(t)", ("u",), ()),
+        ("parallel for firstprivate(t)", "parallel for private(t)", (), ("t",)),
+        # not a loop construct: the observer judges it
+        ("parallel for reduction(+:s)", "parallel", (), ()),
+    ],
+)  # fmt: skip
+def test_data_sharing_rules(ref: str, answer: str, racy: tuple, wrong: tuple) -> None:
+    got = _sharing(f"#pragma omp {ref}", f"#pragma omp {answer}")
+    assert (got.racy, tuple(v for v, _ in got.wrong)) == (racy, wrong), got
+
+
+def test_loop_variables_of_the_answer_count_as_private() -> None:
+    assert not _sharing("#pragma omp parallel for private(j, s)",
+                        "#pragma omp parallel for collapse(2) private(s)", frozenset({"i", "j"}))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "serial"),
+    [
+        ("simd reduction(+:acc)", False),
+        ("simd reduction(+:acc) safelen(8) simdlen(4) if(simd: COLS > 1)", False),
+        ("simd reduction(+:acc) if(parallel: 0)", False),  # not the simd part's condition
+        ("simd reduction(+:acc) safelen(1)", True),
+        ("simd reduction(+:acc) simdlen(2 - 1)", True),
+        ("simd reduction(+:acc) safelen(ROWS - 1023)", True),
+        ("simd reduction(+:acc) if(simd: 0)", True),
+        ("simd reduction(+:acc) if(1 - 1)", True),
+        ("simd reduction(+:acc) if(r > 3)", True),  # a runtime condition: not shown true
+    ],
+)
+def test_simd_answers_that_cannot_vectorise(answer: str, serial: bool) -> None:
+    names = _names("simd_inner_dot")
+    s = screen_pragma([f"#pragma omp {answer}"], names)
+    why = unvectorised(parse_pragma("#pragma omp simd reduction(+:acc)"), s, names.macros)
+    assert (why is not None) == serial, why
+    # a parallel reference: the simd part is an extra, the observer judges the threads
+    assert unvectorised(parse_pragma("#pragma omp parallel for"), s, names.macros) is None
 
 
 @pytest.mark.parametrize(
