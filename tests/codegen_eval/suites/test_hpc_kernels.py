@@ -4,7 +4,9 @@ harness (a representative subset by default, all 45 samples in the slow test).""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,7 @@ from codegen_eval.suites.hpc_kernels import (
     parse_host_verdict,
 )
 from codegen_eval.suites.hpc_kernels.protocol import new_key, siphash24
+from codegen_eval.suites.hpc_kernels.trusted import HARNESS_DIR, PROBLEMS_DIR, SHARED_C_DIR
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, Task
 
 
@@ -77,6 +80,65 @@ def test_host_verdict_needs_a_tag_under_this_runs_key() -> None:
     assert parse_host_verdict(good.replace("cand_s=0.5", "cand_s=0.0001"), key) is None
     assert parse_host_verdict(body, key) is None
     assert parse_host_verdict("PASS\nHPCK2 status=pass mac=0000000000000000\n", key) is None
+
+
+def _host_program(tmp_path: Path, problem: str, main: str) -> str:
+    """Build `main` (C) with the host side of `problem` (hpck.h, reference.c) and run it."""
+    exe = tmp_path / f"{problem}-host"
+    src = tmp_path / f"{problem}-main.c"
+    src.write_text('#include "hpck.h"\n' + main)
+    subprocess.run(
+        ["gcc", "-O2", "-std=gnu11", "-DHPCK_HOST", "-DHPCK_FAMILY_SHARED",
+         f"-I{HARNESS_DIR}", f"-I{SHARED_C_DIR}", f"-I{PROBLEMS_DIR / problem}",
+         str(src), str(PROBLEMS_DIR / problem / "reference.c"), "-o", str(exe), "-lm"],
+        check=True,
+    )  # fmt: skip
+    return subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+
+
+def test_inputs_are_siphash_of_a_counter_under_the_secret_seed(tmp_path: Path) -> None:
+    # A keyed PRF: no output gives the key or another output away (splitmix64 did, from two).
+    out = _host_program(
+        tmp_path,
+        "axpy",
+        r"""int main(void) {
+            hpck_seed k = {0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL};
+            hpck_rng a = hpck_stream(k, 0), b = hpck_stream(k, 3);
+            for (int i = 0; i < 3; ++i) printf("%llu\n", (unsigned long long)hpck_next(&a));
+            printf("%llu\n", (unsigned long long)hpck_at(&b, 5));
+        }""",
+    )
+    key = bytes(range(16))
+    want = [siphash24(key, c.to_bytes(7, "little")) for c in (0, 1, 2, 3 << 48 | 5)]
+    assert [int(v) for v in out.split()] == want
+
+
+def test_inputs_keep_their_documented_distributions(tmp_path: Path) -> None:
+    seeds = "hpck_seed s[] = {{1, 2}, {3, 4}, {5, 6}};"
+    # histogram: one hot bin with about a quarter of the values; scan: uniform in [-1000, 1000]
+    out = _host_program(tmp_path, "histogram", seeds + r"""
+        int main(void) {
+            static long long c[NBINS]; size_t sz[HPCK_MAXBUF] = {0}; void *b[HPCK_MAXBUF];
+            hpck_layout(1, 0, sz);
+            for (int k = 0; k < hpck_nbuf; ++k) b[k] = calloc(1, sz[k]);
+            hpck_generate(s[0]); hpck_scatter(1, 0, b);
+            for (long i = 0; i < N; ++i) c[((int *)b[1])[i]]++;
+            long long hot = 0, cold = N;
+            for (int k = 0; k < NBINS; ++k) { hot = c[k] > hot ? c[k] : hot; cold = c[k] < cold ? c[k] : cold; }
+            printf("%g %g\n", (double)hot / N, (double)cold / N);
+        }""").split()  # fmt: skip
+    assert abs(float(out[0]) - (0.25 + 0.75 / 256)) < 0.002 and float(out[1]) > 0.0025
+    out = _host_program(tmp_path, "scan", seeds + r"""
+        int main(void) {
+            size_t sz[HPCK_MAXBUF] = {0}; void *b[HPCK_MAXBUF];
+            hpck_layout(1, 0, sz);
+            for (int k = 0; k < hpck_nbuf; ++k) b[k] = calloc(1, sz[k]);
+            hpck_generate(s[0]); hpck_scatter(1, 0, b);
+            const long long *x = b[1]; long long lo = 0, hi = 0, sum = 0;
+            for (long i = 0; i < N; ++i) { lo = x[i] < lo ? x[i] : lo; hi = x[i] > hi ? x[i] : hi; sum += x[i]; }
+            printf("%lld %lld %g\n", lo, hi, (double)sum / N);
+        }""").split()  # fmt: skip
+    assert out[:2] == ["-1000", "1000"] and abs(float(out[2])) < 2
 
 
 async def _score_references(samples: list[Sample]) -> list[tuple[Sample, Score]]:

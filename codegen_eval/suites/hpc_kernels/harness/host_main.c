@@ -361,8 +361,9 @@ static void setup_arenas(void) {
 }
 
 /* -- repetitions ------------------------------------------------------------------------- */
-static uint64_t fresh_seed(void) {
-    uint64_t s;
+/* 128 secret bits: the key of the PRF every input of this repetition comes from (hpck.h) */
+static hpck_seed fresh_seed(void) {
+    hpck_seed s;
     if (getrandom(&s, sizeof s, 0) != sizeof s) fail_errno("getrandom");
     return s;
 }

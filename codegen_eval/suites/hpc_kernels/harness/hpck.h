@@ -28,27 +28,71 @@
 
 #include "hpck_proto.h"
 
-/* -- seeded inputs ------------------------------------------------------------------------ */
-/* splitmix64: tiny and seedable; the host alone ever sees the seeds. */
+/* -- secret inputs (host only) -------------------------------------------------------------
+ * Every repetition's inputs are a pure function of a fresh 128-bit secret seed, drawn by the
+ * host and never given to a guest: value i of stream s is SipHash-2-4, keyed by the seed, of
+ * the 7-byte little-endian counter s << 48 | i. A keyed PRF: no number of outputs lets a
+ * candidate compute the key or predict another output, so nothing the host derives from the
+ * inputs (where a maximum sits, a count, a sum) can be known without doing the work. The
+ * earlier splitmix64 stream was invertible: two doubles of maxloc's x gave its seed away
+ * (2048 guesses), and with it the planted maximum's index, at 25-270x "speedups". Streams are
+ * independent: a problem draws secret choices (where to plant a tie) from a stream of their
+ * own. */
+#ifdef HPCK_HOST
+#include "siphash.h" /* codegen_eval/harness_c: the host's include path only */
+
 typedef struct {
-    uint64_t s;
+    uint64_t k0, k1; /* the SipHash key: le64 of its first and second 8 bytes */
+} hpck_seed;
+
+typedef struct {
+    uint64_t v0, v1, v2, v3; /* SipHash's state after the key schedule (done once) */
+    uint64_t ctr;
 } hpck_rng;
 
-static inline uint64_t hpck_next(hpck_rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+static inline hpck_rng hpck_stream(hpck_seed s, unsigned stream) {
+    hpck_rng r = {0x736f6d6570736575ULL ^ s.k0, 0x646f72616e646f6dULL ^ s.k1,
+                  0x6c7967656e657261ULL ^ s.k0, 0x7465646279746573ULL ^ s.k1,
+                  (uint64_t)(stream & 0xff) << 48};
+    return r;
 }
 
-/* uniform in [lo, hi) */
+/* codegen_siphash24(key, the 7 low bytes of m, 7), unrolled. Seven bytes, not eight: with no
+ * full block, only the final block (the length in its top byte) is compressed, 6 rounds
+ * rather than 8, and the host makes millions of these per repetition. */
+static inline uint64_t hpck_prf(const hpck_rng *r, uint64_t m) {
+    uint64_t v0 = r->v0, v1 = r->v1, v2 = r->v2, v3 = r->v3;
+    const uint64_t b = (uint64_t)7 << 56 | (m & 0xffffffffffffffULL);
+    v3 ^= b;
+    CODEGEN_SIPROUND;
+    CODEGEN_SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    CODEGEN_SIPROUND;
+    CODEGEN_SIPROUND;
+    CODEGEN_SIPROUND;
+    CODEGEN_SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static inline uint64_t hpck_next(hpck_rng *r) { return hpck_prf(r, r->ctr++); }
+
+/* value i of the stream, in any order (the stream does not advance) */
+static inline uint64_t hpck_at(const hpck_rng *r, uint64_t i) { return hpck_prf(r, r->ctr + i); }
+
+/* uniform in [lo, hi) from 53 of the bits of u */
+static inline double hpck_to_uniform(uint64_t u, double lo, double hi) {
+    return lo + (hi - lo) * ((double)(u >> 11) * (1.0 / 9007199254740992.0));
+}
+
 static inline double hpck_uniform(hpck_rng *r, double lo, double hi) {
-    return lo + (hi - lo) * ((double)(hpck_next(r) >> 11) * (1.0 / 9007199254740992.0));
+    return hpck_to_uniform(hpck_next(r), lo, hi);
 }
 
 static inline long hpck_randint(hpck_rng *r, long lo, long hi_excl) {
     return lo + (long)(hpck_next(r) % (uint64_t)(hi_excl - lo));
 }
+#endif
 
 /* Contiguous block distribution of every MPI contract: the first n % p ranks get one more. */
 static inline void hpck_block(long n, int size, int rank, long *off, long *cnt) {
@@ -107,7 +151,7 @@ static inline void *hpck_xalloc(size_t bytes) {
 /* Bytes of each buffer on `rank` of `nranks` (capacities: the largest any seed needs). */
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]);
 /* Generate the whole problem's pristine inputs from `seed` into the problem's own memory. */
-void hpck_generate(uint64_t seed);
+void hpck_generate(hpck_seed seed);
 /* Write `rank`'s share of the pristine inputs (and its params) into its buffers. */
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]);
 /* The reference result of the pristine inputs, into the problem's own memory (what the

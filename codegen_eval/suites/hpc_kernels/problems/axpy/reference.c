@@ -10,13 +10,13 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[1] = bytes[2] = (size_t)cnt * sizeof(double);
 }
 
-void hpck_generate(uint64_t seed) {
+void hpck_generate(hpck_seed seed) {
     if (!px) {
         px = (double *)hpck_xalloc(N * sizeof(double));
         py = (double *)hpck_xalloc(N * sizeof(double));
         yref = (double *)hpck_xalloc(N * sizeof(double));
     }
-    hpck_rng r = {seed};
+    hpck_rng r = hpck_stream(seed, 0);
     A = hpck_uniform(&r, 0.5, 2.0);
     for (long i = 0; i < N; ++i) px[i] = hpck_uniform(&r, -1, 1);
     for (long i = 0; i < N; ++i) py[i] = hpck_uniform(&r, -1, 1);

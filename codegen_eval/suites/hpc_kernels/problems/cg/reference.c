@@ -7,10 +7,11 @@ static int *in_rp, *in_ci;
 static double *in_v, *in_b;
 static double *rx, *rr_, *rp_, *rAp; /* the reference solver's vectors */
 
-/* weight of the undirected edge {p, q}: symmetric because it hashes the sorted pair */
-static double edge_w(uint64_t seed, int p, int q) {
-    hpck_rng r = {seed ^ ((uint64_t)(p < q ? p : q) * 1000003u + (uint64_t)(p < q ? q : p))};
-    return hpck_uniform(&r, 0.5, 1.5);
+/* weight of the undirected edge {p, q}: symmetric because it is the value at the sorted
+ * pair's index of the edge stream */
+static double edge_w(const hpck_rng *edges, int p, int q) {
+    uint64_t lo = (uint64_t)(p < q ? p : q), hi = (uint64_t)(p < q ? q : p);
+    return hpck_to_uniform(hpck_at(edges, lo * N + hi), 0.5, 1.5);
 }
 
 void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
@@ -23,7 +24,7 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[6] = sizeof(int);
 }
 
-void hpck_generate(uint64_t seed) {
+void hpck_generate(hpck_seed seed) {
     if (!in_rp) {
         in_rp = (int *)hpck_xalloc((N + 1) * sizeof(int));
         in_ci = (int *)hpck_xalloc(NNZ * sizeof(int));
@@ -34,7 +35,7 @@ void hpck_generate(uint64_t seed) {
         rp_ = (double *)hpck_xalloc(N * sizeof(double));
         rAp = (double *)hpck_xalloc(N * sizeof(double));
     }
-    hpck_rng r = {seed};
+    hpck_rng r = hpck_stream(seed, 0), edges = hpck_stream(seed, 1);
     int nnz = 0;
     for (int i = 0; i < G; ++i)
         for (int j = 0; j < G; ++j) {
@@ -46,7 +47,7 @@ void hpck_generate(uint64_t seed) {
             for (int k = 0; k < 4; ++k) {
                 if (k == 2) dpos = nnz++; /* keep columns sorted: diagonal sits between */
                 if (!ok[k]) continue;
-                double w = edge_w(seed, p, nb[k]);
+                double w = edge_w(&edges, p, nb[k]);
                 in_ci[nnz] = nb[k];
                 in_v[nnz++] = -w;
                 diag += w;

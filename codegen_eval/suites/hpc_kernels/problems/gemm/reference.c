@@ -21,13 +21,13 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[1] = bytes[2] = bytes[3] = holds_data(rank) ? NN * sizeof(double) : 0;
 }
 
-void hpck_generate(uint64_t seed) {
+void hpck_generate(hpck_seed seed) {
     if (!in_A) {
         in_A = (double *)hpck_xalloc(NN * sizeof(double));
         in_B = (double *)hpck_xalloc(NN * sizeof(double));
         Cref = (double *)hpck_xalloc(NN * sizeof(double));
     }
-    hpck_rng r = {seed};
+    hpck_rng r = hpck_stream(seed, 0);
     for (size_t i = 0; i < NN; ++i) in_A[i] = hpck_uniform(&r, -1, 1);
     for (size_t i = 0; i < NN; ++i) in_B[i] = hpck_uniform(&r, -1, 1);
 }

@@ -13,13 +13,13 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[3] = (size_t)M * sizeof(double);
 }
 
-void hpck_generate(uint64_t seed) {
+void hpck_generate(hpck_seed seed) {
     if (!in_A) {
         in_A = (double *)hpck_xalloc((size_t)M * NC * sizeof(double));
         in_x = (double *)hpck_xalloc((size_t)NC * sizeof(double));
         yref = (double *)hpck_xalloc((size_t)M * sizeof(double));
     }
-    hpck_rng r = {seed};
+    hpck_rng r = hpck_stream(seed, 0);
     for (long i = 0; i < (long)M * NC; ++i) in_A[i] = hpck_uniform(&r, -1, 1);
     for (long j = 0; j < NC; ++j) in_x[j] = hpck_uniform(&r, -1, 1);
 }

@@ -11,13 +11,13 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[1] = (size_t)cnt * N * sizeof(double);
 }
 
-void hpck_generate(uint64_t seed) {
+void hpck_generate(hpck_seed seed) {
     if (!in_u) {
         in_u = (double *)hpck_xalloc(NN * sizeof(double));
         uref = (double *)hpck_xalloc(NN * sizeof(double));
         uref_tmp = (double *)hpck_xalloc(NN * sizeof(double));
     }
-    hpck_rng r = {seed};
+    hpck_rng r = hpck_stream(seed, 0);
     for (size_t i = 0; i < NN; ++i) in_u[i] = hpck_uniform(&r, 0, 1);
 }
 

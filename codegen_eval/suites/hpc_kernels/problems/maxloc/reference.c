@@ -15,9 +15,9 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[2] = sizeof(maxloc_result);
 }
 
-void hpck_generate(uint64_t seed) {
+void hpck_generate(hpck_seed seed) {
     if (!in_x) in_x = (double *)hpck_xalloc(N * sizeof(double));
-    hpck_rng r = {seed};
+    hpck_rng r = hpck_stream(seed, 0);
     for (long i = 0; i < N; ++i) in_x[i] = hpck_uniform(&r, -1, 1);
     /* both copies anywhere (a candidate that scans only part of x must not get lucky), the
      * early one strictly first */

@@ -17,7 +17,7 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[4] = bytes[5] = (size_t)cnt * sizeof(double);
 }
 
-void hpck_generate(uint64_t seed) {
+void hpck_generate(hpck_seed seed) {
     if (!in_rp) {
         in_rp = (int *)hpck_xalloc((N + 1) * sizeof(int));
         in_ci = (int *)hpck_xalloc((size_t)N * MAXNZ_ROW * sizeof(int));
@@ -25,7 +25,7 @@ void hpck_generate(uint64_t seed) {
         in_x = (double *)hpck_xalloc(N * sizeof(double));
         yref = (double *)hpck_xalloc(N * sizeof(double));
     }
-    hpck_rng r = {seed};
+    hpck_rng r = hpck_stream(seed, 0);
     int nnz = 0;
     for (int i = 0; i < N; ++i) {
         in_rp[i] = nnz;
