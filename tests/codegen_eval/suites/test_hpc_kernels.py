@@ -115,6 +115,24 @@ def test_inputs_are_siphash_of_a_counter_under_the_secret_seed(tmp_path: Path) -
 
 def test_inputs_keep_their_documented_distributions(tmp_path: Path) -> None:
     seeds = "hpck_seed s[] = {{1, 2}, {3, 4}, {5, 6}};"
+    # maxloc: the maximum occurs (at least) twice, as an ordinary value of a secret range
+    out = _host_program(tmp_path, "maxloc", seeds + r"""
+        int main(void) {
+            size_t sz[HPCK_MAXBUF] = {0}; void *b[HPCK_MAXBUF];
+            hpck_layout(1, 0, sz);
+            for (int k = 0; k < hpck_nbuf; ++k) b[k] = calloc(1, sz[k]);
+            for (int t = 0; t < 3; ++t) {
+                hpck_generate(s[t]); hpck_scatter(1, 0, b);
+                const double *x = b[1]; double mx = x[0], mn = x[0]; long copies = 0;
+                for (long i = 0; i < N; ++i) { mx = x[i] > mx ? x[i] : mx; mn = x[i] < mn ? x[i] : mn; }
+                for (long i = 0; i < N; ++i) copies += x[i] == mx;
+                printf("%ld %g %g\n", copies, mn, mx);
+            }
+        }""")  # fmt: skip
+    ranges = [line.split() for line in out.splitlines()]
+    assert len(ranges) == 3 and all(c == "2" for c, _, _ in ranges)
+    assert all(-5 <= float(lo) < -1 and 1 <= float(hi) < 5 for _, lo, hi in ranges)
+    assert len({hi for _, _, hi in ranges}) == 3  # the upper end differs per seed
     # histogram: one hot bin with about a quarter of the values; scan: uniform in [-1000, 1000]
     out = _host_program(tmp_path, "histogram", seeds + r"""
         int main(void) {

@@ -45,10 +45,27 @@ double max_loc(long n, const double *x, long *idx) {
 """
 
 
+# The planted maximum was a constant outside the data's range: stop at the first value > 1.
+ABOVE_ONE = r"""
+double max_loc(long n, const double *x, long *idx) {
+    for (long i = 0; i < n; ++i) if (x[i] > 1.0) { *idx = i; return x[i]; }
+    double best = x[0]; long bi = 0;
+    for (long i = 1; i < n; ++i) if (x[i] > best) { best = x[i]; bi = i; }
+    *idx = bi;
+    return best;
+}
+"""
+
+
 async def _score(sample_id: str, code: str) -> Score:
     return await score(sample_id, code, 30.0)
 
 
 async def test_inputs_give_no_generator_state_away() -> None:
     sc = await _score("maxloc/serial", SEED_RECOVERY)
+    assert (sc.status, sc.failure_class) == ("fail", FailureClass.WRONG_ANSWER), sc.explanation
+
+
+async def test_the_planted_maximum_is_an_ordinary_value() -> None:
+    sc = await _score("maxloc/serial", ABOVE_ONE)
     assert (sc.status, sc.failure_class) == ("fail", FailureClass.WRONG_ANSWER), sc.explanation

@@ -1,5 +1,5 @@
 /* Max with index, host side: inputs, reference and check. Never shown to the candidate.
- * The maximum is planted twice, far apart, so "any index of the max" fails the tie rule.
+ * The maximum occurs twice, so "any index of the max" fails the tie rule.
  * MPI contract: x block-distributed; every rank gets a result buffer, only rank 0's is read.
  * The result is poisoned by the host (value NaN, idx -1) before every repetition. */
 #include "hpck.h"
@@ -15,14 +15,27 @@ void hpck_layout(int nranks, int rank, size_t bytes[HPCK_MAXBUF]) {
     bytes[2] = sizeof(maxloc_result);
 }
 
+/* Nothing may tell the maximum apart but comparing it with every other element (a red-team
+ * pass, 2026-11-27, found both shortcuts this closes):
+ * - the range is secret: x is uniform in [c - s, c + s) with a centre c in [-1, 1) and a
+ *   half-width s in [2, 4) drawn per repetition. With a known upper end (x in [-1, 1)),
+ *   "stop at the first value within 1e-6 of 1, else scan all" was right in 72% of
+ *   repetitions (simulated), reading a quarter of x when it stopped early;
+ * - the tie is a copy of the true maximum, an ordinary sample: a constant planted outside
+ *   the range (1.5) was found by "stop at the first value > 1";
+ * - where the copy goes (any index but the maximum's own) comes from a stream of its own. */
 void hpck_generate(hpck_seed seed) {
     if (!in_x) in_x = (double *)hpck_xalloc(N * sizeof(double));
-    hpck_rng r = hpck_stream(seed, 0);
-    for (long i = 0; i < N; ++i) in_x[i] = hpck_uniform(&r, -1, 1);
-    /* both copies anywhere (a candidate that scans only part of x must not get lucky), the
-     * early one strictly first */
-    long early = hpck_randint(&r, 0, N - 1), late = hpck_randint(&r, early + 1, N);
-    in_x[late] = in_x[early] = 1.5;
+    hpck_rng r = hpck_stream(seed, 0), where = hpck_stream(seed, 1);
+    double c = hpck_uniform(&r, -1, 1), s = hpck_uniform(&r, 2, 4);
+    long top = 0;
+    for (long i = 0; i < N; ++i) {
+        in_x[i] = hpck_uniform(&r, c - s, c + s);
+        if (in_x[i] > in_x[top]) top = i;
+    }
+    long copy = hpck_randint(&where, 0, N - 1);
+    if (copy >= top) ++copy;
+    in_x[copy] = in_x[top];
 }
 
 void hpck_scatter(int nranks, int rank, void *buf[HPCK_MAXBUF]) {
