@@ -172,7 +172,7 @@ PROBLEMS: dict[str, Problem] = {
             "at column col_idx[k] for k in row_ptr[i] .. row_ptr[i+1]-1). Start from x = 0 and "
             "iterate until ||b - A x||_2 <= tol * ||b||_2 or max_iter iterations; return the "
             "number of iterations. The answer is judged by the true relative residual "
-            "(accepted up to 10 * tol).",
+            "(accepted up to 2 * tol).",
             {
                 "shared": "int cg(int n, const int *row_ptr, const int *col_idx, "
                 "const double *vals, const double *b, double *x, double tol, int max_iter);",

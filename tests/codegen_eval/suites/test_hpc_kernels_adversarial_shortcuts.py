@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from codegen_eval.types import FailureClass, Score
 
-from .hpck_helpers import score
+from .hpck_helpers import sample_of, score
 
 # Splitmix64, the generator the host used, is invertible: x[0] gives 53 bits of its first
 # output, 2048 guesses the rest, x[1] confirms the state; replaying it tells where the host
@@ -69,3 +69,16 @@ async def test_inputs_give_no_generator_state_away() -> None:
 async def test_the_planted_maximum_is_an_ordinary_value() -> None:
     sc = await _score("maxloc/serial", ABOVE_ONE)
     assert (sc.status, sc.failure_class) == ("fail", FailureClass.WRONG_ANSWER), sc.explanation
+
+
+async def test_cg_with_a_loosened_tolerance_fails() -> None:
+    # honest CG ends at <= 1 tol (true residual); the check accepted 10 tol, and tol * 9.5
+    # passed with ~12% fewer iterations
+    target = sample_of("cg/serial").target
+    loose = target.replace(
+        "double stop = tol * tol * rs;", "tol *= 9.5;\n    double stop = tol * tol * rs;"
+    )
+    assert loose != target
+    sc = await _score("cg/serial", loose)
+    assert (sc.status, sc.failure_class) == ("fail", FailureClass.WRONG_ANSWER), sc.explanation
+    assert "residual_too_large" in sc.explanation

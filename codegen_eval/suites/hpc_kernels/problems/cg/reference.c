@@ -113,14 +113,20 @@ static double rel_residual(const double *x) {
     return res == res ? res : INFINITY;
 }
 
+/* The true residual accepted: CG stops on its recurrence residual, which drifts a little
+ * from the true one. Honest CG ends at <= 0.998 TOL here (serial and OpenMP references, 200
+ * seeds); the earlier 10 TOL let `tol *= 9.5` pass with ~12% fewer iterations (a red-team
+ * pass, 2026-11-27). At 2 TOL a loosened tol saves at most ~4% of the iterations. */
+#define ACCEPT (2 * TOL)
+
 int hpck_check(int nranks, void *bufs[][HPCK_MAXBUF], double *err, char *detail, size_t dlen) {
     (void)nranks; /* the complete x on rank 0 */
-    if (rel_residual(rx) > 10 * TOL) {
+    if (rel_residual(rx) > ACCEPT) {
         snprintf(detail, dlen, "reference_cg_did_not_converge"); /* our failure, not theirs */
         return -1;
     }
     *err = rel_residual((const double *)bufs[0][5]);
-    if (*err <= 10 * TOL) return 1; /* slack: the recurrence residual drifts from the true one */
+    if (*err <= ACCEPT) return 1;
 #ifdef HPCK_FAMILY_MPI
     snprintf(detail, dlen, "residual_too_large_on_rank0");
 #else
