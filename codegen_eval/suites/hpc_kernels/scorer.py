@@ -13,6 +13,7 @@ directory the sandbox sees read-only. Nothing a candidate prints or writes is be
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -64,6 +65,26 @@ def _crash_class(v: HostVerdict, log: str) -> str:
         code = int(parts[1]) if parts[0] == "exit" and parts[1:2] and parts[1].isdigit() else 1
         fake = ExecResult(ExecStatus.NONZERO_EXIT, code, None, "", log, False, 0.0, None, None)
     return classify_exec(fake) or FailureClass.NONZERO_EXIT
+
+
+def _reclaim_run_dir(sb: Sandbox) -> None:
+    """Give the run directory its mode back before a run: it is the scorer's, but the sandbox
+    uid owns it, so candidate code can chmod it (it cannot chown it). A candidate that set it
+    to 0555 after a right answer at np=1 left the next host unable to create its log, and its
+    wrong answer at np=2 came out as an infra error, which is not cached and is re-scored.
+    What this cannot undo (a run directory filled up) the error rule in _run_all catches."""
+    if sb.run_dir is not None:
+        with contextlib.suppress(OSError):
+            os.chmod(sb.run_dir, 0o700)
+
+
+def _candidate_caused(v: HostVerdict, candidate_ran: bool) -> bool:
+    """Whether the host's error could be the candidate's doing: candidate code ran before it
+    (an earlier configuration in this run directory, or this one's candidate processes), and
+    it is not our reference failing (fault=host). The sandbox failing raises instead."""
+    if v.fields.get("fault") == "host":
+        return False
+    return candidate_ran or v.fields.get("cand_started") == "1"
 
 
 class HpcKernelsScorer:
@@ -185,9 +206,11 @@ class HpcKernelsScorer:
         metrics: dict[str, float] = {}
         notes: list[str] = []
         last: HostVerdict | None = None
+        candidate_ran = False  # an earlier configuration ran candidate code in this run dir
         for np_, threads in sample.metadata["configs"]:
             tag = f"np{np_}xt{threads}"
             where = f"at np={np_} threads={threads}"
+            _reclaim_run_dir(sb)
             r, v = await self._run_once(sb, variant, np_, threads, trusted)
             if r.status == ExecStatus.SKIPPED_NO_GPU:
                 return Score(0.0, "skipped", FailureClass.SKIPPED_NO_GPU, metrics, r.stderr)
@@ -208,6 +231,8 @@ class HpcKernelsScorer:
                     "tamper": FailureClass.with_detail(FailureClass.TAMPER, v.detail),
                     "error": FailureClass.INFRA_ERROR,
                 }.get(v.status) or _crash_class(v, log)
+                if cls == FailureClass.INFRA_ERROR and _candidate_caused(v, candidate_ran):
+                    cls = FailureClass.with_detail(FailureClass.TAMPER, "environment")
                 status = "error" if cls == FailureClass.INFRA_ERROR else "fail"
                 explanation = f"{cls} {where}: {v.detail}"
                 if v.status == "wrong" and "err" in v.fields:
@@ -223,6 +248,7 @@ class HpcKernelsScorer:
             metrics[f"speedup@{tag}"] = speedup
             notes.append(f"{tag}: {v.cand_s * 1e3:.2f} ms, speedup {speedup:.2f}")
             last = v
+            candidate_ran = True
         assert last is not None and last.cand_s and last.base_s
         np_, threads = sample.metadata["configs"][-1]
         speedup = last.base_s / last.cand_s

@@ -1,11 +1,13 @@
 """hpc-kernels against candidates that skip the work through the inputs, the tolerance or the
 verdict's classes, rather than through the harness's processes (those are in
 test_hpc_kernels_adversarial.py). Found by a red-team pass on 2026-11-27; on the commit before
-the fixes every candidate here scored `pass`, and none may now.
+the fixes every candidate here scored `pass` (the chmod one `error`), and none may now.
 """
 
 from __future__ import annotations
 
+from codegen_eval.suites.hpc_kernels.protocol import HostVerdict
+from codegen_eval.suites.hpc_kernels.scorer import _candidate_caused
 from codegen_eval.types import FailureClass, Score
 
 from .hpck_helpers import sample_of, score
@@ -44,7 +46,6 @@ double max_loc(long n, const double *x, long *idx) {
 }
 """
 
-
 # The planted maximum was a constant outside the data's range: stop at the first value > 1.
 ABOVE_ONE = r"""
 double max_loc(long n, const double *x, long *idx) {
@@ -53,6 +54,46 @@ double max_loc(long n, const double *x, long *idx) {
     for (long i = 1; i < n; ++i) if (x[i] > best) { best = x[i]; bi = i; }
     *idx = bi;
     return best;
+}
+"""
+
+# Right at np=1, where it also makes the run directory read-only (the sandbox uid owns it),
+# so that the next configuration's host cannot create its log: its wrong answer at np=2 came
+# out as an infra error, which is not cached and is re-scored.
+CHMOD_RUN_DIR = r"""
+#include <mpi.h>
+#include <sys/stat.h>
+void axpy_mpi(long n_local, double a, const double *x_local, double *y_local, MPI_Comm comm) {
+    int size;
+    MPI_Comm_size(comm, &size);
+    if (size > 1) { for (long i = 0; i < n_local; ++i) y_local[i] = 0.0; return; }
+    for (long i = 0; i < n_local; ++i) y_local[i] = a * x_local[i] + y_local[i];
+    chmod(".", 0555);
+}
+"""
+
+# The same, by leaving the run directory without free inodes (a size- and inode-capped
+# tmpfs where the sandbox can mount one): no mode to give back, so the host's error in the
+# next configuration must count as the candidate's.
+FILL_RUN_DIR = r"""
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+void axpy_mpi(long n_local, double a, const double *x_local, double *y_local, MPI_Comm comm) {
+    int size;
+    MPI_Comm_size(comm, &size);
+    if (size > 1) { for (long i = 0; i < n_local; ++i) y_local[i] = 0.0; return; }
+    for (long i = 0; i < n_local; ++i) y_local[i] = a * x_local[i] + y_local[i];
+    static int filled;
+    char name[32];
+    for (int i = 0; !filled && i < (1 << 21); ++i) {
+        snprintf(name, sizeof name, "f%d", i);
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) break;
+        close(fd);
+    }
+    filled = 1;
 }
 """
 
@@ -82,3 +123,28 @@ async def test_cg_with_a_loosened_tolerance_fails() -> None:
     sc = await _score("cg/serial", loose)
     assert (sc.status, sc.failure_class) == ("fail", FailureClass.WRONG_ANSWER), sc.explanation
     assert "residual_too_large" in sc.explanation
+
+
+async def test_a_chmod_run_directory_is_given_back() -> None:
+    sc = await _score("axpy/mpi", CHMOD_RUN_DIR)
+    assert (sc.status, sc.failure_class) == ("fail", FailureClass.WRONG_ANSWER), sc.explanation
+    assert "np=2" in sc.explanation
+
+
+async def test_an_error_after_candidate_code_ran_is_the_candidates() -> None:
+    sc = await _score("axpy/mpi", FILL_RUN_DIR)
+    assert sc.status == "fail", sc.explanation
+    assert "np=2" in sc.explanation
+    # tamper where the run directory is an inode-capped tmpfs (root); else nothing filled up
+    assert sc.failure_class in (f"{FailureClass.TAMPER}:environment", FailureClass.WRONG_ANSWER)
+
+
+def test_only_our_own_failures_stay_infra_errors() -> None:
+    def error(**fields: str) -> HostVerdict:
+        return HostVerdict("error", "guest_log:Permission_denied", fields=fields)
+
+    assert not _candidate_caused(error(), candidate_ran=False)  # no candidate code yet
+    assert _candidate_caused(error(), candidate_ran=True)  # an earlier configuration ran it
+    assert _candidate_caused(error(cand_started="1"), candidate_ran=False)
+    # our reference failing (cg not converging) is never the candidate's doing
+    assert not _candidate_caused(error(fault="host", cand_started="1"), candidate_ran=True)

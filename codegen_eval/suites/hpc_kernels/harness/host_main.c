@@ -274,6 +274,9 @@ static void launch(char **argv, const char *sock_name, const char *nodump, const
         _exit(127);
     }
     close(log);
+    /* from here on a candidate process exists: an error it could have caused is its failure,
+     * not an infra error (scorer.py) */
+    if (!in_baseline) add_field(" cand_started=1");
 }
 
 /* Every guard connects, says hello and stops itself; continue them all once all are in. */
@@ -386,7 +389,11 @@ static void check_outputs(int rep) {
     int ok = hpck_check(np, bufs, &err, detail, sizeof detail);
     if (rep == 0) add_field(" %s=%.6g", in_baseline ? "base_err" : "err", err);
     else add_field(",%.6g", err);
-    if (ok < 0) verdict("error", "%s", detail[0] ? detail : "check_failed");
+    if (ok < 0) {
+        /* our reference failed: an infra error even after candidate code ran (scorer.py) */
+        add_field(" fault=host");
+        verdict("error", "%s", detail[0] ? detail : "check_failed");
+    }
     if (ok != 1) verdict("wrong", "%s_rep_%d", detail[0] ? detail : "mismatch", rep + 1);
 }
 
