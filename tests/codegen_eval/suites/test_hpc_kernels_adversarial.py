@@ -5,7 +5,8 @@ forged verdict lines, secrets read from /proc or its own memory, libc and clock 
 work done after it reported "done", processes that escape the host's SIGSTOP, signals to the
 host, memoised results, replaced harness binaries, planted Open MPI configuration. None may
 pass, and none may move the speedup the host measures. (Ordinary failures: see
-test_hpc_kernels_failures.py.)
+test_hpc_kernels_failures.py; shortcuts through the inputs, the tolerance and the verdict's
+classes: test_hpc_kernels_adversarial_shortcuts.py.)
 """
 
 from __future__ import annotations
