@@ -46,7 +46,7 @@ from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import ExecResult, Limits, Sandbox, open_sandbox, toolchains
 
 from .problems import MissingCall, insert_calls, insert_calls_at
-from .screen import check_placement, screen_call
+from .screen import check_placement, screen_call, setup_variables
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _ANSWER_LINE = re.compile(
@@ -69,10 +69,14 @@ class MpiAnswer:
 
 
 def parse_answer(
-    text: str, max_line: int | None = None, names: ProgramNames | None = None
+    text: str,
+    max_line: int | None = None,
+    names: ProgramNames | None = None,
+    setup: frozenset[str] = frozenset(),
 ) -> MpiAnswer:
     """The answer lines of `text`. `names`: the program's names, to check identifiers and
-    argument roles against (None: any identifier, as for the reference's own lines)."""
+    argument roles against (None: any identifier, as for the reference's own lines);
+    `setup`: the variables its set-up calls fill (rank, size, ...), never buffers."""
     calls: list[MissingCall] = []
     rejected: list[str] = []
     forbidden: list[tuple[str, str, str]] = []
@@ -82,7 +86,7 @@ def parse_answer(
             continue
         n = int(m["line"])
         try:
-            call = screen_call(m["call"], names)
+            call = screen_call(m["call"], names, setup)
         except Forbidden as exc:
             forbidden.append((raw.strip(), exc.failure_class, str(exc)))
             continue
@@ -163,6 +167,11 @@ def _names(program: str) -> ProgramNames:
     return program_names(program)
 
 
+@functools.lru_cache(maxsize=256)
+def _setup(program: str) -> frozenset[str]:
+    return setup_variables(program)
+
+
 # A call must have the types its prototype says: no pointer passed as a count, no int*
 # passed as a status (the screen checks roles too; this is the compiler's own check).
 STRICT_FLAGS = ("-Werror=incompatible-pointer-types", "-Werror=int-conversion",
@@ -193,10 +202,10 @@ class MpiCompletionScorer:
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
         stripped = sample.files["program.c"]
         max_line = len(stripped.splitlines())
-        names = _names(stripped)
-        answer = parse_answer(candidate.code, max_line, names)
+        names, setup = _names(stripped), _setup(stripped)
+        answer = parse_answer(candidate.code, max_line, names, setup)
         if not answer.calls and not answer.forbidden:
-            answer = parse_answer(candidate.raw, max_line, names)
+            answer = parse_answer(candidate.raw, max_line, names, setup)
         reference = parse_answer(sample.target).calls
         if answer.forbidden:
             line, cls, why = answer.forbidden[0]

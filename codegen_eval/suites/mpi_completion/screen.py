@@ -12,7 +12,11 @@ its parameter is for (FUNCTIONS gives the role of every parameter):
 
 - buffers carry program data only: no status, request or other handle variable (a received
   status holds the sender's tag, which is an answer's literal: a status used as a buffer
-  would let an answer write a number it chose into the program's result);
+  would let an answer write a number it chose into the program's result), never a set-up
+  variable (`rank`, `size`, `argc`, `argv`: an in-place MPI_LAND over `size` made it 1),
+  a cast only around the whole argument (`(char *)&x + 3` addresses bytes of a value), and
+  a datatype that describes the buffer's element type (MPI_BYTE over a long places single
+  bytes; both let an answer assemble a number of its choosing from the program's bytes);
 - statuses and requests name variables of type MPI_Status / MPI_Request (or the IGNORE
   constants), without casts (a cast would let MPI write a status over any variable);
 - datatypes, operations, communicators and count/displacement arrays take no casts.
@@ -20,7 +24,8 @@ its parameter is for (FUNCTIONS gives the role of every parameter):
 Refused: every other MPI function (MPI_Abort ends the job with a status of its choosing,
 MPI_File_* reads and writes files, /dev/stdout included, Init/Finalize/Comm_rank/Comm_size
 set the program up and are never removed, Get_count/Test/Iprobe write numbers an answer
-controls into its variables), and what `_cscreen` refuses (calls in arguments, assignments,
+controls into its variables, Reduce_local is local arithmetic: chained, it computed any
+constant), and what `_cscreen` refuses (calls in arguments, assignments,
 statement expressions, strings, non-ASCII, ...). Refusals are Forbidden
 (forbidden_construct:<what>); malformed calls ScreenSyntaxError.
 """
@@ -37,15 +42,21 @@ from codegen_eval.suites._cscreen import (
     Forbidden,
     ProgramNames,
     ScreenSyntaxError,
+    Token,
     parse_expression,
+    program_names,
     reject_side_effects,
     split_top,
     strip_comments,
     tokenize,
 )
+from codegen_eval.suites._csource import call_statements
 from codegen_eval.suites._csource import parse as ts_parse
 
-__all__ = ["FUNCTIONS", "HANDLE_TYPES", "ScreenedCall", "check_placement", "screen_call"]
+from .problems import KEPT_CALLS
+
+__all__ = ["FUNCTIONS", "HANDLE_TYPES", "ScreenedCall", "check_placement", "screen_call",
+           "setup_variables"]  # fmt: skip
 
 _P2P = ("buf", "int", "type", "int", "int", "comm")
 _RED = ("buf", "buf", "int", "type", "op", "comm")
@@ -86,7 +97,6 @@ FUNCTIONS: dict[str, tuple[str, ...]] = {
     "MPI_Wait": ("request", "status"),
     "MPI_Waitall": ("int", "requests", "statuses"),
     "MPI_Request_free": ("request",),
-    "MPI_Reduce_local": ("buf", "buf", "int", "type", "op"),
     **_BLOCKING,
     # nonblocking collectives: the blocking signature plus a request
     **{f"MPI_I{name[4].lower()}{name[5:]}": (*roles, "request")
@@ -108,6 +118,8 @@ _REFUSED_WHY = {
     "MPI_Testsome": "it writes a flag into a variable",
     "MPI_Waitany": "it writes an index into a variable",
     "MPI_Waitsome": "it writes indices into variables",
+    "MPI_Reduce_local": "it is local arithmetic, not communication: chained, it computes "
+    "values of the answer's choosing into the program's variables",
 }
 HANDLE_TYPES = frozenset(
     {"MPI_Status", "MPI_Request", "MPI_Comm", "MPI_Datatype", "MPI_Op", "MPI_Group",
@@ -136,6 +148,28 @@ _ROLE_TYPES = {
 }
 _NO_CAST_ROLES = frozenset({"status", "statuses", "request", "requests", "type", "op", "comm",
                             "ints"})  # fmt: skip
+# The MPI datatypes that describe a buffer of each C element type (declared type, `int` and
+# `signed` dropped where C allows). A buffer's datatype must be one of them: with MPI_BYTE
+# or a narrower type over a wider variable, an answer places single bytes of other values
+# into it and can assemble a number of its choosing. The first is the one a message names.
+_DATATYPES: dict[str, tuple[str, ...]] = {
+    "int": ("MPI_INT", "MPI_INT32_T", "MPI_2INT"),
+    "long": ("MPI_LONG", "MPI_INT64_T", "MPI_LONG_LONG", "MPI_LONG_LONG_INT"),
+    "long long": ("MPI_LONG_LONG", "MPI_LONG_LONG_INT", "MPI_INT64_T", "MPI_LONG"),
+    "short": ("MPI_SHORT", "MPI_INT16_T"),
+    "unsigned": ("MPI_UNSIGNED", "MPI_UINT32_T"),
+    "unsigned long": ("MPI_UNSIGNED_LONG", "MPI_UINT64_T", "MPI_UNSIGNED_LONG_LONG"),
+    "unsigned long long": ("MPI_UNSIGNED_LONG_LONG", "MPI_UINT64_T", "MPI_UNSIGNED_LONG"),
+    "double": ("MPI_DOUBLE",),
+    "float": ("MPI_FLOAT",),
+    "long double": ("MPI_LONG_DOUBLE",),
+    "char": ("MPI_CHAR", "MPI_SIGNED_CHAR", "MPI_BYTE"),
+    "unsigned char": ("MPI_UNSIGNED_CHAR", "MPI_BYTE"),
+}  # fmt: skip
+_TYPE_WORDS = frozenset({"void", "char", "short", "int", "long", "float", "double", "signed",
+                         "unsigned", "_Bool", "const", "volatile"})  # fmt: skip
+_BINARY_OPERATORS = frozenset({"||", "&&", "|", "^", "&", "==", "!=", "<", ">", "<=", ">=",
+                               "<<", ">>", "+", "-", "*", "/", "%", "?"})  # fmt: skip
 
 
 class _Names(Mapping[str, str]):
@@ -178,8 +212,116 @@ class ScreenedCall:
         return f"{self.name}({', '.join(self.args)});"
 
 
-def _check_role(k: int, name: str, role: str, expr: Expr, names: ProgramNames | None) -> None:
+def setup_variables(program: str) -> frozenset[str]:
+    """The variables that the program's kept set-up calls (MPI_Init, MPI_Comm_rank,
+    MPI_Comm_size) are given: `argc`, `argv`, `rank`, `size`. Everything the program
+    divides between ranks hangs on them, so no answer call may use them as a buffer."""
+    declared = program_names(program).variables
+    out: set[str] = set()
+    for call in call_statements(program, "MPI_"):
+        if call.name in KEPT_CALLS:
+            for arg in call.args:
+                out.update(t.text for t in tokenize(arg) if t.text in declared)
+    return frozenset(out)
+
+
+def _element_type(declared: str) -> str:
+    """`long int` -> `long`, `signed char` stays, `const int` -> `int`."""
+    words = [w for w in declared.split() if w not in ("const", "volatile", "static")]
+    if words == ["signed"]:
+        return "int"
+    if "char" not in words:
+        words = [w for w in words if w != "signed"]
+    if len(words) > 1 and "int" in words:
+        words.remove("int")
+    return " ".join(words)
+
+
+def _buffer_objects(toks: Sequence[Token], variables: Mapping[str, str]) -> list[str]:
+    """The program variables that a buffer argument may point into: every variable it names
+    except in a subscript, after `.`/`->`, in `sizeof`, or in the condition of a top-level
+    `?:` (`rank == 0 ? MPI_IN_PLACE : &x` points into x only). When unsure, a name counts
+    as an object (a refusal, never a miss)."""
+    start = depth = 0
+    for k, t in enumerate(toks):
+        depth += t.text in ("(", "[")
+        depth -= t.text in (")", "]")
+        if t.text == "?" and depth == 0:
+            start = k + 1
+            break
+    out: list[str] = []
+    brackets = 0
+    skip_until = -1
+    for k in range(start, len(toks)):
+        t = toks[k]
+        if k <= skip_until:
+            continue
+        if t.text == "sizeof":
+            skip_until = k + 1
+            if k + 1 < len(toks) and toks[k + 1].text == "(":
+                level = 0
+                for j in range(k + 1, len(toks)):
+                    level += (toks[j].text == "(") - (toks[j].text == ")")
+                    if level == 0:
+                        skip_until = j
+                        break
+            continue
+        brackets += (t.text == "[") - (t.text == "]")
+        after_member = k > 0 and toks[k - 1].text in (".", "->")
+        if t.kind == "ident" and t.text in variables and not brackets and not after_member:
+            out.append(t.text)
+    return out
+
+
+def _check_buffer_cast(where: str, toks: Sequence[Token], policy: ExprPolicy) -> None:
+    """A cast in a buffer must apply to the whole argument (`(void *)&x[k]`): a cast inside
+    it (`(char *)&total + 3`) addresses single bytes of a variable."""
+    types = _TYPE_WORDS | HANDLE_TYPES | _CAST_TYPES
+    if len(toks) < 2 or toks[0].text != "(" or toks[1].text not in types:
+        raise Forbidden("cast", f"{where}: a cast must apply to the whole buffer argument, "
+                        "as in `(void *)&x[k]`, not to a part of it")  # fmt: skip
+    close = next(k for k, t in enumerate(toks) if t.text == ")")
+    rest = list(toks[close + 1 :])
+    depth = 0
+    operand_ended = False
+    for t in rest:
+        if depth == 0 and t.text in _BINARY_OPERATORS and operand_ended:
+            raise Forbidden("cast", f"{where}: a cast must apply to the whole buffer "
+                            "argument (arithmetic after a cast addresses bytes of a value)")  # fmt: skip
+        depth += t.text in ("(", "[")
+        depth -= t.text in (")", "]")
+        operand_ended = t.kind in ("ident", "number") or t.text in (")", "]")
+    if parse_expression(rest, policy).has_cast:
+        raise Forbidden("cast", f"{where}: only one cast, around the whole buffer argument")
+
+
+def _check_datatypes(name: str, roles: Sequence[str], parts: Sequence[Sequence[Token]],
+                     variables: Mapping[str, str]) -> None:  # fmt: skip
+    """Each buffer's datatype (the next `type` parameter after it) must describe the
+    element type of every variable the buffer points into (see _DATATYPES)."""
+    for k, role in enumerate(roles):
+        if role != "buf":
+            continue
+        j = next((j for j in range(k + 1, len(roles)) if roles[j] == "type"), None)
+        if j is None or len(parts[j]) != 1 or not _CONSTANT.fullmatch(parts[j][0].text):
+            continue  # a datatype variable: the program's own choice
+        datatype = parts[j][0].text
+        for var in _buffer_objects(parts[k], variables):
+            fits = _DATATYPES.get(_element_type(variables[var]))
+            if fits is not None and datatype not in fits:
+                raise Forbidden("datatype", f"argument {j + 1} of {name}: {datatype} does not "
+                                f"describe `{var}` ({variables[var]}), the buffer of argument "
+                                f"{k + 1}; use {fits[0]}")  # fmt: skip
+
+
+def _check_role(
+    k: int, name: str, role: str, expr: Expr, names: ProgramNames | None,
+    toks: Sequence[Token] = (), setup: frozenset[str] = frozenset(),
+    policy: ExprPolicy | None = None,
+) -> None:  # fmt: skip
     where = f"argument {k + 1} of {name} ({role})"
+    if role == "buf" and expr.has_cast and policy is not None:
+        _check_buffer_cast(where, toks, policy)
     if role in _NO_CAST_ROLES and expr.has_cast:
         raise Forbidden("cast", f"{where} takes no cast")
     constants = {n for n in expr.names if n == "NULL" or _CONSTANT.fullmatch(n)}
@@ -196,12 +338,21 @@ def _check_role(k: int, name: str, role: str, expr: Expr, names: ProgramNames | 
         if role == "buf" and typ in HANDLE_TYPES:
             raise Forbidden("buffer", f"{where}: `{var}` is an {typ}, not data; statuses "
                             "and handles cannot be message buffers")  # fmt: skip
+    if role == "buf":
+        for var in _buffer_objects(toks, names.variables):
+            if var in setup:
+                raise Forbidden("buffer", f"{where}: `{var}` is set up by the program "
+                                "(MPI_Init, MPI_Comm_rank, MPI_Comm_size) and cannot be a "
+                                "message buffer")  # fmt: skip
 
 
-def screen_call(text: str, names: ProgramNames | None = None) -> ScreenedCall:
+def screen_call(
+    text: str, names: ProgramNames | None = None, setup: frozenset[str] = frozenset()
+) -> ScreenedCall:
     """Screen one answer call (`MPI_X(args)` with or without `;`). `names`: the program's
-    names (None: any identifier, no type checks: for parsing a reference). Raises Forbidden
-    or ScreenSyntaxError."""
+    names (None: any identifier, no type checks: for parsing a reference); `setup`: its
+    set-up variables (setup_variables), never buffers. Raises Forbidden or
+    ScreenSyntaxError."""
     toks = tokenize(strip_comments(text))
     if toks and toks[-1].text == ";":
         toks = toks[:-1]
@@ -230,8 +381,10 @@ def screen_call(text: str, names: ProgramNames | None = None) -> ScreenedCall:
     for k, part in enumerate(parts):
         expr = parse_expression(part, policy)
         if len(parts) == len(roles):  # a wrong arity never compiles: gcc reports it
-            _check_role(k, name, roles[k], expr, names)
+            _check_role(k, name, roles[k], expr, names, part, setup, policy)
         args.append(expr.text)
+    if names is not None and len(parts) == len(roles):
+        _check_datatypes(name, roles, parts, names.variables)
     return ScreenedCall(name, tuple(args))
 
 

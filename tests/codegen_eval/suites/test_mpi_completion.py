@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from codegen_eval.registry import get_suite
+from codegen_eval.suites._cscreen import program_names
 from codegen_eval.suites._csource import normalize_expr, parse_call_statement
 from codegen_eval.suites.mpi_completion import (
     KEPT_CALLS,
@@ -14,6 +15,7 @@ from codegen_eval.suites.mpi_completion import (
     compare_calls,
     parse_answer,
 )
+from codegen_eval.suites.mpi_completion.screen import setup_variables
 
 
 def _squash(text: str) -> str:
@@ -138,3 +140,59 @@ def test_metrics_arguments_and_extra_calls() -> None:
     assert m["argument_accuracy"] == pytest.approx((1 + 4 / 7) / 2, abs=1e-3)
     assert m["location_accuracy"] == 1.0 and m["exact_match"] == 0.0
     assert compare_calls(REF, ())["function_recall"] == 0.0
+
+
+def _screen(problem: str, line: str) -> tuple[str, ...]:
+    """The failure classes of an answer line against one problem's names and set-up."""
+    src = all_problems()[problem].stripped
+    answer = parse_answer(line, None, program_names(src), setup_variables(src))
+    return tuple(f[1] for f in answer.forbidden)
+
+
+@pytest.mark.parametrize(
+    ("problem", "line", "what"),
+    [
+        # local arithmetic is not communication (it forged any constant, red team m07)
+        ("bcast_params", "18: MPI_Reduce_local(&local, &total, 1, MPI_LONG, MPI_SUM);",
+         "mpi_function"),
+        # the set-up variables are never buffers, wherever they stand in the pointer
+        ("pi_integration", "11: MPI_Allreduce(MPI_IN_PLACE, &size, 1, MPI_INT, MPI_LAND, "
+         "MPI_COMM_WORLD);", "buffer"),
+        ("gatherv_ragged", "26: MPI_Gather(&rank, 1, MPI_INT, all, 1, MPI_INT, 0, "
+         "MPI_COMM_WORLD);", "buffer"),
+        ("gatherv_ragged", "26: MPI_Bcast(argv, 1, MPI_CHAR, 0, MPI_COMM_WORLD);", "buffer"),
+        ("gatherv_ragged", "26: MPI_Bcast(n > 0 ? mine : &size, 1, MPI_INT, 0, "
+         "MPI_COMM_WORLD);", "buffer"),
+        # byte-level placement: a cast inside the buffer, a datatype narrower than the data
+        ("bcast_params", "18: MPI_Bcast((char *)&total + 1, 1, MPI_CHAR, 0, MPI_COMM_WORLD);",
+         "cast"),
+        ("bcast_params", "18: MPI_Bcast((void *)((char *)&total + 1), 1, MPI_LONG, 0, "
+         "MPI_COMM_WORLD);", "cast"),
+        ("bcast_params", "18: MPI_Bcast(&total, 3, MPI_BYTE, 0, MPI_COMM_WORLD);", "datatype"),
+        ("bcast_params", "18: MPI_Sendrecv(params, 1, MPI_LONG, rank, 0, &total, 2, MPI_INT, "
+         "rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);", "datatype"),
+    ],
+)  # fmt: skip
+def test_buffers_hold_whole_program_values(problem: str, line: str, what: str) -> None:
+    assert _screen(problem, line) == (f"forbidden_construct:{what}",)
+
+
+@pytest.mark.parametrize(
+    ("problem", "line"),
+    [
+        ("gatherv_ragged", "26: MPI_Gather(&mine[rank], 1, MPI_INT, all, 1, MPI_INT, 0, "
+         "MPI_COMM_WORLD);"),  # rank as an index, not as the data
+        ("bcast_params", "18: MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &local, &local, 1, "
+         "MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);"),  # rank in the condition
+        ("bcast_params", "16: MPI_Bcast((void *)&params[0], 3, MPI_INT64_T, 0, MPI_COMM_WORLD);"),
+        ("scatter_gather", "17: MPI_Scatter(all, CHUNK, MPI_INT, part + 0, CHUNK, MPI_INT32_T, "
+         "0, MPI_COMM_WORLD);"),
+    ],
+)  # fmt: skip
+def test_honest_buffer_forms_are_accepted(problem: str, line: str) -> None:
+    assert _screen(problem, line) == ()
+
+
+def test_setup_variables_come_from_the_kept_calls() -> None:
+    src = all_problems()["ring_pass"].stripped
+    assert setup_variables(src) == {"argc", "argv", "rank", "size"}

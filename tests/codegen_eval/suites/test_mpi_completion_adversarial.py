@@ -5,7 +5,8 @@ Before the screen, 7 of these passed: the tag of a message received into a statu
 over `total` and bytes of a string literal sent into `total` both printed the expected
 result without communicating; a call placed after `if (rank == 0)` became its body and
 moved `n = 2000000` out of it, so no broadcast was needed; MPI_Abort, MPI calls nested in
-arguments, re-issued set-up calls and libc globals were accepted."""
+arguments, re-issued set-up calls and libc globals were accepted. REDTEAM below: the holes
+a red-team pass found on 2026-11-27, each of which passed before its fix."""
 
 from __future__ import annotations
 
@@ -66,6 +67,39 @@ CHEATS = [
     ("bcast_params", f"{BCAST} /*\n{REDUCE}", "wrong_answer"),  # the open-comment line is
     # rejected (never inserted), so the Reduce runs without the Bcast
 ]  # fmt: skip
+# Found by a red-team pass on 2026-11-27; every one passed before its fix (np 2 and 4 only,
+# MPI_Reduce_local accepted, no run-time check, barriers that no output showed).
+_LOCAL = "18: MPI_Reduce_local(&{}, &{}, 1, MPI_LONG, {});"
+FORGED_TOTAL = "\n".join(  # total = 1, then doubled and incremented bit by bit (m07)
+    [_LOCAL.format("local", "total", "MPI_LOR"), _LOCAL.format("total", "local", "MPI_LAND")]
+    + [line for bit in bin(TOTAL)[3:]
+       for line in [_LOCAL.format("total", "total", "MPI_SUM")]
+       + [_LOCAL.format("local", "total", "MPI_SUM")] * (bit == "1")]
+)  # fmt: skip
+REDTEAM = [
+    # D: local arithmetic, not communication: size = rank || size = 1, rank 0 works alone
+    ("bcast_params", "11: MPI_Reduce_local(&rank, &size, 1, MPI_INT, MPI_LOR);\n"
+     + _LOCAL.format("local", "total", "MPI_SUM"), "forbidden_construct:mpi_function"),
+    ("pi_integration", "11: MPI_Reduce_local(&rank, &size, 1, MPI_INT, MPI_LOR);\n"
+     "19: MPI_Reduce_local(&local, &pi, 1, MPI_DOUBLE, MPI_SUM);",
+     "forbidden_construct:mpi_function"),
+    ("bcast_params", FORGED_TOTAL, "forbidden_construct:mpi_function"),
+    # D: size rewritten by communication: named (the screen), or one int below `n` on the
+    # stack (gcc -O2 here puts `size` there; the run-time check sees it change)
+    ("pi_integration", "11: MPI_Allreduce(MPI_IN_PLACE, &size, 1, MPI_INT, MPI_LAND, "
+     "MPI_COMM_WORLD);\n19: MPI_Reduce(&local, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_SELF);",
+     "forbidden_construct:buffer"),
+]  # fmt: skip
+# Failing now with their class, wrong before too (closed while fixing the above).
+CLOSED = [
+    # bytes of a variable addressed through a cast; a datatype narrower than the variable
+    ("bcast_params", f"{BCAST}\n18: MPI_Sendrecv((char *)&params + 2, 1, MPI_CHAR, rank, 0, "
+     "&total, 1, MPI_LONG, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);",
+     "forbidden_construct:cast"),
+    ("bcast_params", f"{BCAST}\n18: MPI_Reduce(&local, &total, 8, MPI_BYTE, MPI_BOR, 0, "
+     "MPI_COMM_WORLD);", "forbidden_construct:datatype"),
+]  # fmt: skip
+CHEATS += REDTEAM + CLOSED
 HONEST = [
     ("bcast_params", "16: MPI_Bcast((void *)&params[0], (int)3, MPI_LONG, 0, MPI_COMM_WORLD)\n"
      "18: MPI_Allreduce(&local, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD); // all ranks"),
