@@ -16,13 +16,18 @@
    argument_accuracy (equal normalized arguments / reference arguments), exact_match (all
    calls, lines within tolerance, arguments, and their order in the program).
 3. Verdict (Score.value): the calls are inserted, the program is built with mpicc (pointer
-   and integer conversions are errors) and run with mpirun at each np (default 2 and 4) in
-   the sandbox; every run must print exactly what the reference program (the removed calls
-   put back) prints at that np. A deadlock becomes timeout. With $CODEGEN_MPI_LAUNCHER=srun
-   (set by `codegen-eval run --executor slurm --slurm-mpi-steps`) the runs are Slurm steps
-   instead, `srun --mpi=pmix` over the program the sandbox built, each rank confined by
-   codegen_eval/executors/rank_confine.sh (docs/running-at-scale.md says what that keeps). The comparison happens here, in
-   the scorer; the program's only channel to it is its output, which only the program's own
+   and integer conversions are errors) together with our run-time check (mpi_check.c) and
+   run with mpirun at each np (default 2 and 4) in the sandbox; every run must print
+   exactly what the reference program (the removed calls put back, built the same way)
+   prints at that np. A deadlock becomes timeout. The check aborts the job with one stderr
+   line, read here as wrong_answer:<what>: a nonblocking request never completed
+   (request_not_completed), an Isend buffer changed before completion (buffer_in_use),
+   `rank`/`size` changed by a call (setup_overwritten); it can only fail a run. With
+   $CODEGEN_MPI_LAUNCHER=srun (set by `codegen-eval run --executor slurm
+   --slurm-mpi-steps`) the runs are Slurm steps instead, `srun --mpi=pmix` over the program
+   the sandbox built, each rank confined by codegen_eval/executors/rank_confine.sh
+   (docs/running-at-scale.md says what that keeps). The comparison happens here, in the
+   scorer; the program's only channel to it is its output, which only the program's own
    printf writes: no accepted call can print, exit, or touch a file.
 """
 
@@ -33,6 +38,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
+from importlib import resources
 
 from codegen_eval.executors.mpi_step import (
     run_mpi_step,
@@ -47,6 +53,16 @@ from sandboxes import ExecResult, Limits, Sandbox, open_sandbox, toolchains
 
 from .problems import MissingCall, insert_calls, insert_calls_at
 from .screen import check_placement, screen_call, setup_variables
+
+# The run-time check linked into every program this scorer builds (mpi_check.c): a request
+# never completed, an Isend buffer changed too early, or `rank`/`size` rewritten by a call
+# ends the job with one stderr line.
+CHECK_SOURCE = resources.files(__package__).joinpath("mpi_check.c").read_text()
+CHECK_FILE, CHECK_OBJECT = "cge_mpi_check.c", "cge_mpi_check.o"
+_CHECK_LINE = re.compile(
+    r"^cge-mpi-check: (request_not_completed|buffer_in_use|setup_overwritten): (.*)$",
+    re.MULTILINE,
+)
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _ANSWER_LINE = re.compile(
@@ -198,6 +214,7 @@ class MpiCompletionScorer:
         self.compile_timeout_s = compile_timeout_s
         self._expected: dict[tuple[str, int], str] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._check_obj: bytes | None = None
 
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
         stripped = sample.files["program.c"]
@@ -244,10 +261,27 @@ class MpiCompletionScorer:
             metrics.update(step.granted.metrics(f"np{np}"))
         return step.result
 
+    async def _check_object(self, sb: Sandbox) -> bytes:
+        """mpi_check.c compiled once per scorer (it costs as much as a problem's own build),
+        in a sample's sandbox before any program runs there. No lock (the scorer outlives
+        event loops): samples that start together each compile it, the same bytes."""
+        if self._check_obj is None:
+            build = await toolchains.get("mpi").compile(
+                sb, {CHECK_FILE: CHECK_SOURCE}, output=CHECK_OBJECT,
+                extra_flags=[*STRICT_FLAGS, "-c"],
+                limits=Limits(wall_s=self.compile_timeout_s, memory_mb=2048, pids=128),
+            )  # fmt: skip
+            if not build.ok:
+                raise RuntimeError("mpi_check.c does not compile:\n" + build.exec_result.stderr)
+            self._check_obj = await sb.read_file(CHECK_OBJECT)
+        return self._check_obj
+
     async def _build(self, sb: Sandbox, src: str, name: str):
         mpi = toolchains.get("mpi")
+        check = await self._check_object(sb)
         return await mpi.compile(
-            sb, {f"{name}.c": src}, output=name, extra_flags=list(STRICT_FLAGS),
+            sb, {f"{name}.c": src, CHECK_OBJECT: check}, output=name,
+            extra_flags=[*STRICT_FLAGS, CHECK_OBJECT],
             limits=Limits(wall_s=self.compile_timeout_s, memory_mb=2048, pids=128),
         )  # fmt: skip
 
@@ -281,6 +315,10 @@ class MpiCompletionScorer:
             return _fail(cls, log, metrics)
         for np in self.nps:
             r = await self._launch(sb, "candidate", np, metrics)
+            # Before the exit status: the check's own line names why the job was aborted.
+            if m := _CHECK_LINE.search(r.stderr):
+                return _fail(FailureClass.with_detail(FailureClass.WRONG_ANSWER, m[1]),
+                             f"np={np}: {m[2]}", metrics)  # fmt: skip
             if (cls := classify_exec(r)) is not None:
                 hint = " (a deadlock?)" if cls.startswith(FailureClass.TIMEOUT) else ""
                 return _fail(cls, f"np={np}: {r.status}{hint}\n"

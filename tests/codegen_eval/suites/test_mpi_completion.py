@@ -3,6 +3,9 @@ sandbox here). Scorer runs are in test_mpi_completion_scorer.py."""
 
 from __future__ import annotations
 
+import re
+from importlib import resources
+
 import pytest
 
 from codegen_eval.registry import get_suite
@@ -15,7 +18,7 @@ from codegen_eval.suites.mpi_completion import (
     compare_calls,
     parse_answer,
 )
-from codegen_eval.suites.mpi_completion.screen import setup_variables
+from codegen_eval.suites.mpi_completion.screen import FUNCTIONS, setup_variables
 
 
 def _squash(text: str) -> str:
@@ -196,3 +199,15 @@ def test_honest_buffer_forms_are_accepted(problem: str, line: str) -> None:
 def test_setup_variables_come_from_the_kept_calls() -> None:
     src = all_problems()["ring_pass"].stripped
     assert setup_variables(src) == {"argc", "argv", "rank", "size"}
+
+
+def test_the_run_time_check_wraps_every_accepted_function() -> None:
+    # an accepted call that bypassed mpi_check.c would be neither tracked nor followed by
+    # the rank/size comparison
+    source = resources.files("codegen_eval.suites.mpi_completion").joinpath("mpi_check.c")
+    text = source.read_text()
+    wrapped = set(re.findall(r"^int (MPI_\w+)\(", text, re.MULTILINE))
+    wrapped |= {f"MPI_{n}" for n in re.findall(r"^CGE_(?:WRAP|WRAP_REQ|SEND)\((\w+)", text,
+                                                re.MULTILINE)}  # fmt: skip
+    assert set(FUNCTIONS) <= wrapped, sorted(set(FUNCTIONS) - wrapped)
+    assert {"MPI_Comm_rank", "MPI_Comm_size", "MPI_Finalize", "MPI_Test"} <= wrapped

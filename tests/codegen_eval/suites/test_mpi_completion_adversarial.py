@@ -76,6 +76,10 @@ FORGED_TOTAL = "\n".join(  # total = 1, then doubled and incremented bit by bit 
        for line in [_LOCAL.format("total", "total", "MPI_SUM")]
        + [_LOCAL.format("local", "total", "MPI_SUM")] * (bit == "1")]
 )  # fmt: skip
+IRECV = "MPI_Irecv(in, LEN, MPI_INT, left, 7, MPI_COMM_WORLD, &reqs[0]);"
+ISEND = "MPI_Isend(out, LEN, MPI_INT, right, 7, MPI_COMM_WORLD, &reqs[1]);"
+RING_SEND = f"{IRECV}\n17: {ISEND}"
+RING_REDUCE = "19: MPI_Reduce(&local, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);"
 REDTEAM = [
     # D: local arithmetic, not communication: size = rank || size = 1, rank 0 works alone
     ("bcast_params", "11: MPI_Reduce_local(&rank, &size, 1, MPI_INT, MPI_LOR);\n"
@@ -89,6 +93,21 @@ REDTEAM = [
     ("pi_integration", "11: MPI_Allreduce(MPI_IN_PLACE, &size, 1, MPI_INT, MPI_LAND, "
      "MPI_COMM_WORLD);\n19: MPI_Reduce(&local, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_SELF);",
      "forbidden_construct:buffer"),
+    ("pi_integration", "11: MPI_Allreduce(MPI_IN_PLACE, &n - 1, 1, MPI_INT, MPI_LAND, "
+     "MPI_COMM_WORLD);\n13: MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);\n"
+     "19: MPI_Reduce(&local, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_SELF);",
+     "wrong_answer:setup_overwritten"),
+    # G: nonblocking calls never completed, completed late, or freed
+    ("nonblocking_ring", f"17: {ISEND}\n17: MPI_Recv(in, LEN, "
+     f"MPI_INT, left, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n{RING_REDUCE}",
+     "wrong_answer:request_not_completed"),
+    ("nonblocking_ring", f"17: {RING_SEND}\n17: MPI_Barrier(MPI_COMM_WORLD);\n{RING_REDUCE}",
+     "wrong_answer:request_not_completed"),
+    ("nonblocking_ring", f"17: {RING_SEND}\n17: MPI_Barrier(MPI_COMM_WORLD);\n"
+     f"19: MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);\n{RING_REDUCE}",
+     "wrong_answer"),  # `in` read before the Waitall: it holds the check's poison bytes
+    ("nonblocking_ring", f"17: {RING_SEND}\n17: MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);\n"
+     f"17: MPI_Request_free(&reqs[1]);\n{RING_REDUCE}", "wrong_answer:request_not_completed"),
 ]  # fmt: skip
 # Failing now with their class, wrong before too (closed while fixing the above).
 CLOSED = [
@@ -98,6 +117,10 @@ CLOSED = [
      "forbidden_construct:cast"),
     ("bcast_params", f"{BCAST}\n18: MPI_Reduce(&local, &total, 8, MPI_BYTE, MPI_BOR, 0, "
      "MPI_COMM_WORLD);", "forbidden_construct:datatype"),
+    # a send buffer filled after its MPI_Isend
+    ("nonblocking_ring", f"15: {IRECV}\n15: {ISEND}\n"
+     f"17: MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);\n{RING_REDUCE}",
+     "wrong_answer:buffer_in_use"),
 ]  # fmt: skip
 CHEATS += REDTEAM + CLOSED
 HONEST = [
@@ -107,6 +130,8 @@ HONEST = [
      "16: MPI_Recv(&value, 1, MPI_LONG, 1, r, MPI_COMM_WORLD, &status);\n"
      "17: MPI_Recv(&value, 1, MPI_LONG, 0, r, MPI_COMM_WORLD, &status);\n"
      "18: MPI_Send(&value, 1, MPI_LONG, 0, r, MPI_COMM_WORLD);"),
+    ("nonblocking_ring", f"17: {RING_SEND}\n17: MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);\n"
+     f"17: MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);\n{RING_REDUCE}"),
 ]  # fmt: skip
 
 
