@@ -5,7 +5,7 @@
 Each problem (see `problems/`, docs/suite-mpi-completion.md) is one of our MPI programs with
 every MPI call except Init/Finalize/Comm_rank/Comm_size deleted. The answer is one
 `N: MPI_Call(args);` line per missing call. The scorer measures location, function and
-arguments (metrics) and runs the completed program with mpirun at np=2 and np=4 against the
+arguments (metrics) and runs the completed program with mpirun at np=2, 3 and 4 against the
 reference program's output (Score.value).
 """
 
@@ -78,14 +78,14 @@ def select(
     )  # fmt: skip
 
 
-@register_suite(SUITE, "Restore the removed MPI calls of a program; mpirun np=2,4 run check")
+@register_suite(SUITE, "Restore the removed MPI calls of a program; mpirun np=2,3,4 run check")
 def mpi_completion_task(
     problems: Sequence[str] | str | None = None,
     categories: Sequence[str] | str | None = None,
     limit: int | None = None,
     *,
     backend: str | None = None,
-    nps: Sequence[int] = (2, 4),
+    nps: Sequence[int] = (2, 3, 4),
     line_tolerance: int = 1,
     run_timeout_s: float = 20.0,
     epochs: int = 1,

@@ -17,7 +17,7 @@
    calls, lines within tolerance, arguments, and their order in the program).
 3. Verdict (Score.value): the calls are inserted, the program is built with mpicc (pointer
    and integer conversions are errors) together with our run-time check (mpi_check.c) and
-   run with mpirun at each np (default 2 and 4) in the sandbox; every run must print
+   run with mpirun at each np (default 2, 3 and 4) in the sandbox; every run must print
    exactly what the reference program (the removed calls put back, built the same way)
    prints at that np. A deadlock becomes timeout. The check aborts the job with one stderr
    line, read here as wrong_answer:<what>: a nonblocking request never completed
@@ -202,7 +202,7 @@ class MpiCompletionScorer:
         self,
         *,
         backend: str | None = None,
-        nps: tuple[int, ...] = (2, 4),
+        nps: tuple[int, ...] = (2, 3, 4),
         line_tolerance: int = 1,
         run_timeout_s: float = 20.0,
         compile_timeout_s: float = 60.0,

@@ -97,6 +97,8 @@ REDTEAM = [
      "MPI_COMM_WORLD);\n13: MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);\n"
      "19: MPI_Reduce(&local, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_SELF);",
      "wrong_answer:setup_overwritten"),
+    # E: a root of `size % 2` is rank 0 at every even np (np=3 runs now)
+    ("bcast_params", f"{BCAST.replace('LONG, 0,', 'LONG, size % 2,')}\n{REDUCE}", "wrong_answer"),
     # G: nonblocking calls never completed, completed late, or freed
     ("nonblocking_ring", f"17: {ISEND}\n17: MPI_Recv(in, LEN, "
      f"MPI_INT, left, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n{RING_REDUCE}",
