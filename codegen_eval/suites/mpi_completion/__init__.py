@@ -17,7 +17,14 @@ from codegen_eval.registry import register_suite
 from codegen_eval.suites._select import select_problems
 from codegen_eval.types import Sample, Task
 
-from .problems import KEPT_CALLS, MissingCall, MpiProblem, all_problems, insert_calls
+from .problems import (
+    KEPT_CALLS,
+    MissingCall,
+    MpiProblem,
+    RequiredCall,
+    all_problems,
+    insert_calls,
+)
 from .scorer import MpiAnswer, MpiCompletionScorer, compare_calls, parse_answer
 
 SUITE = "mpi-completion"
@@ -60,6 +67,8 @@ def make_sample(problem: MpiProblem) -> Sample:
             "removed_lines": [c.text for c in problem.missing],
             "removed_after": [c.after_line for c in problem.missing],
             "kept_calls": sorted(KEPT_CALLS),
+            # calls the output cannot show, required by the scorer: [call, lo, hi]
+            "required_calls": [[r.text, r.lo, r.hi] for r in problem.required],
             "system_prompt": SYSTEM_PROMPT,
         },
         files={"program.c": problem.stripped},
@@ -111,6 +120,7 @@ __all__ = [
     "MpiAnswer",
     "MpiCompletionScorer",
     "MpiProblem",
+    "RequiredCall",
     "all_problems",
     "build_prompt",
     "compare_calls",

@@ -10,6 +10,11 @@ expressions (`t0 = MPI_Wtime();`) are not statements and stay. Removed lines are
 Answer format: one call per line, `N: MPI_Name(args);`, meaning "insert this statement
 after line N of the program as shown" (N = 0: before the first line). Several calls after the
 same line are inserted in the order given.
+
+A problem file starts with `// category: <name>` and may add `// required: MPI_X@lo-hi ...`:
+calls whose effect the program's output cannot show (barriers), which the scorer requires
+as such, each once, after a line in lo..hi of the stripped program (the places where the
+call does its job; the reference's own line must be one of them).
 """
 
 from __future__ import annotations
@@ -65,12 +70,23 @@ def insert_calls_at(
 
 
 @dataclass(frozen=True, slots=True)
+class RequiredCall:
+    """A reference call the output cannot show: the answer must make it after a line in
+    `lo..hi` (inclusive) of the stripped program."""
+
+    text: str  # the reference's call, e.g. "MPI_Barrier(MPI_COMM_WORLD);"
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True, slots=True)
 class MpiProblem:
     name: str
     category: str
-    original: str  # the full program (without its category line)
+    original: str  # the full program (without its header lines)
     stripped: str  # what the model sees
     missing: tuple[MissingCall, ...]
+    required: tuple[RequiredCall, ...] = ()
 
     @property
     def target(self) -> str:
@@ -81,12 +97,34 @@ class MpiProblem:
         return insert_calls(self.stripped, self.missing)
 
 
+_REQUIRED = re.compile(r"(MPI_\w+)@(\d+)(?:-(\d+))?")
+
+
+def _required(name: str, spec: str, missing: tuple[MissingCall, ...]) -> tuple[RequiredCall, ...]:
+    """The `// required:` windows, each matched to the reference call it stands for."""
+    out: list[RequiredCall] = []
+    free = list(missing)
+    for item in spec.split():
+        m = _REQUIRED.fullmatch(item)
+        if not m:
+            raise ValueError(f"{name}: bad required entry {item!r} (MPI_X@lo-hi)")
+        lo, hi = int(m[2]), int(m[3] or m[2])
+        ref = next((c for c in free if c.text.startswith(m[1] + "(")
+                    and lo <= c.after_line <= hi), None)  # fmt: skip
+        if ref is None:
+            raise ValueError(f"{name}: no removed {m[1]} after a line in {lo}..{hi}")
+        free.remove(ref)
+        out.append(RequiredCall(ref.text, lo, hi))
+    return tuple(out)
+
+
 def load_problem(name: str, text: str) -> MpiProblem:
     raw = text.splitlines()
     m = re.match(r"//\s*category:\s*(\S+)", raw[0]) if raw else None
     if not m:
         raise ValueError(f"{name}: first line must be '// category: <name>'")
-    lines = raw[1:]
+    req = re.match(r"//\s*required:(.*)", raw[1]) if len(raw) > 1 else None
+    lines = raw[2:] if req else raw[1:]
     original = "\n".join(lines) + "\n"
     removed: dict[int, str] = {}
     for call in call_statements(original, "MPI_"):
@@ -105,7 +143,9 @@ def load_problem(name: str, text: str) -> MpiProblem:
             missing.append(MissingCall(len(kept), removed[k]))
         else:
             kept.append(line)
-    return MpiProblem(name, m.group(1), original, "\n".join(kept) + "\n", tuple(missing))
+    required = _required(name, req.group(1), tuple(missing)) if req else ()
+    return MpiProblem(name, m.group(1), original, "\n".join(kept) + "\n", tuple(missing),
+                      required)  # fmt: skip
 
 
 @functools.cache

@@ -9,7 +9,9 @@
    buffer, a cast to a status, ...) -> forbidden_construct:<what>; a malformed line is
    rejected and counted. Only the screened calls, re-rendered from their tokens, are
    inserted, each as a statement of a block (not as the body of an unbraced `if`/loop:
-   forbidden_construct:placement). No valid call -> no_code.
+   forbidden_construct:placement). No valid call -> no_code. A call whose effect the
+   output cannot show (barrier_timing's barriers: sample metadata required_calls) must be
+   there, after a line where it does its job -> else wrong_answer:required_call.
 2. Metrics (never the verdict): predicted and reference calls are paired by function name
    (closest lines first, then most equal arguments). function_precision/recall/f1 over the
    names, location_accuracy (pairs within `line_tolerance` lines / reference calls),
@@ -37,6 +39,7 @@ import asyncio
 import functools
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -174,6 +177,26 @@ def compare_calls(
     }
 
 
+def _missing_required(calls: tuple[MissingCall, ...], required: Sequence[Sequence]) -> str:
+    """Why `calls` lack a call that the problem requires (metadata required_calls: [call,
+    lo, hi], a call whose effect no output shows, made after a line in lo..hi); "" when
+    none is missing. The reason names the function only, never the place or arguments."""
+    free = [(c.after_line, _call_parts(c.text)) for c in calls]
+    missing: dict[str, int] = {}
+    for text, lo, hi in required:
+        want = _call_parts(text)
+        hit = next((f for f in free if f[1] == want and lo <= f[0] <= hi), None)
+        if hit is None:
+            missing[want[0]] = missing.get(want[0], 0) + 1
+        else:
+            free.remove(hit)
+    return "; ".join(
+        f"{n} {name} call(s) missing or out of place: the output cannot show what {name} "
+        "does, so the scorer requires each one the program needs, where it does its job"
+        for name, n in missing.items()
+    )
+
+
 def _fail(cls: str, explanation: str, metrics: dict[str, float]) -> Score:
     return Score(0.0, "fail", cls, metrics, explanation)
 
@@ -233,6 +256,9 @@ class MpiCompletionScorer:
             return _fail(FailureClass.NO_CODE, "no 'N: MPI_Call(args);' line" + why, {})
         metrics = compare_calls(reference, answer.calls, self.line_tolerance)
         metrics["rejected_lines"] = float(len(answer.rejected))
+        if why := _missing_required(answer.calls, sample.metadata.get("required_calls", ())):
+            return _fail(FailureClass.with_detail(FailureClass.WRONG_ANSWER, "required_call"),
+                         why, metrics)  # fmt: skip
         program, where = insert_calls_at(stripped, answer.calls)
         try:
             check_placement(program, where, [c.text for c in answer.calls])

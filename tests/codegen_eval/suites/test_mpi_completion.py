@@ -14,10 +14,13 @@ from codegen_eval.suites._csource import normalize_expr, parse_call_statement
 from codegen_eval.suites.mpi_completion import (
     KEPT_CALLS,
     MissingCall,
+    RequiredCall,
     all_problems,
     compare_calls,
     parse_answer,
 )
+from codegen_eval.suites.mpi_completion.problems import load_problem
+from codegen_eval.suites.mpi_completion.scorer import _missing_required
 from codegen_eval.suites.mpi_completion.screen import FUNCTIONS, setup_variables
 
 
@@ -211,3 +214,30 @@ def test_the_run_time_check_wraps_every_accepted_function() -> None:
                                                 re.MULTILINE)}  # fmt: skip
     assert set(FUNCTIONS) <= wrapped, sorted(set(FUNCTIONS) - wrapped)
     assert {"MPI_Comm_rank", "MPI_Comm_size", "MPI_Finalize", "MPI_Test"} <= wrapped
+
+
+def test_required_calls_of_barrier_timing() -> None:
+    problem = all_problems()["barrier_timing"]
+    barrier = "MPI_Barrier(MPI_COMM_WORLD);"
+    assert problem.required == (RequiredCall(barrier, 11, 13), RequiredCall(barrier, 16, 16))
+    assert [m.after_line for m in problem.missing if m.text == barrier] == [13, 16]
+    sample = get_suite("mpi-completion", problems=["barrier_timing"]).dataset[0]
+    required = sample.metadata["required_calls"]
+    assert required == [[barrier, 11, 13], [barrier, 16, 16]]
+    calls = parse_answer(sample.target).calls
+    assert _missing_required(calls, required) == ""
+    moved = tuple(MissingCall(12 if c.after_line == 13 else c.after_line, c.text) for c in calls)
+    assert _missing_required(moved, required) == ""  # anywhere before the clock starts
+    late = tuple(MissingCall(17 if c.after_line == 16 else c.after_line, c.text) for c in calls)
+    why = _missing_required(late, required)
+    assert why.startswith("1 MPI_Barrier call(s) missing or out of place")
+    assert "16" not in why and "COMM_WORLD" not in why  # never the reference's place or args
+    self_comm = parse_answer(sample.target.replace("MPI_COMM_WORLD);\n16", "MPI_COMM_SELF);\n16"))
+    assert _missing_required(self_comm.calls, required).startswith("1 MPI_Barrier")
+
+
+def test_a_required_window_must_hold_a_removed_call() -> None:
+    text = (resources.files("codegen_eval.suites.mpi_completion") / "problems"
+            / "barrier_timing.c").read_text()  # fmt: skip
+    with pytest.raises(ValueError, match="no removed MPI_Barrier"):
+        load_problem("x", text.replace("MPI_Barrier@16", "MPI_Barrier@17-18"))

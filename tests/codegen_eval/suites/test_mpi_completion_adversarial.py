@@ -80,6 +80,9 @@ IRECV = "MPI_Irecv(in, LEN, MPI_INT, left, 7, MPI_COMM_WORLD, &reqs[0]);"
 ISEND = "MPI_Isend(out, LEN, MPI_INT, right, 7, MPI_COMM_WORLD, &reqs[1]);"
 RING_SEND = f"{IRECV}\n17: {ISEND}"
 RING_REDUCE = "19: MPI_Reduce(&local, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);"
+BT_REDUCE = "18: MPI_Reduce(&acc, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);"
+BT_MAX = "18: MPI_Reduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);"
+BT_BARRIERS = "13: MPI_Barrier(MPI_COMM_WORLD);\n16: MPI_Barrier(MPI_COMM_WORLD);"
 REDTEAM = [
     # D: local arithmetic, not communication: size = rank || size = 1, rank 0 works alone
     ("bcast_params", "11: MPI_Reduce_local(&rank, &size, 1, MPI_INT, MPI_LOR);\n"
@@ -99,6 +102,10 @@ REDTEAM = [
      "wrong_answer:setup_overwritten"),
     # E: a root of `size % 2` is rank 0 at every even np (np=3 runs now)
     ("bcast_params", f"{BCAST.replace('LONG, 0,', 'LONG, size % 2,')}\n{REDUCE}", "wrong_answer"),
+    # F: barrier_timing without its barriers (m02), or the second one after the clock
+    ("barrier_timing", f"{BT_MAX}\n{BT_REDUCE}", "wrong_answer:required_call"),
+    ("barrier_timing", f"{BT_BARRIERS.replace('16:', '17:')}\n{BT_MAX}\n{BT_REDUCE}",
+     "wrong_answer:required_call"),  # the second barrier after the clock is read
     # G: nonblocking calls never completed, completed late, or freed
     ("nonblocking_ring", f"17: {ISEND}\n17: MPI_Recv(in, LEN, "
      f"MPI_INT, left, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);\n{RING_REDUCE}",
@@ -113,6 +120,8 @@ REDTEAM = [
 ]  # fmt: skip
 # Failing now with their class, wrong before too (closed while fixing the above).
 CLOSED = [
+    # barrier_timing's max reduction left out: its old output did not show it (m02 passed)
+    ("barrier_timing", f"{BT_BARRIERS}\n{BT_REDUCE}", "wrong_answer"),
     # bytes of a variable addressed through a cast; a datatype narrower than the variable
     ("bcast_params", f"{BCAST}\n18: MPI_Sendrecv((char *)&params + 2, 1, MPI_CHAR, rank, 0, "
      "&total, 1, MPI_LONG, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);",
@@ -134,6 +143,8 @@ HONEST = [
      "18: MPI_Send(&value, 1, MPI_LONG, 0, r, MPI_COMM_WORLD);"),
     ("nonblocking_ring", f"17: {RING_SEND}\n17: MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);\n"
      f"17: MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);\n{RING_REDUCE}"),
+    ("barrier_timing", "11: MPI_Barrier(MPI_COMM_WORLD);\n16: MPI_Barrier(MPI_COMM_WORLD);\n"
+     f"18: MPI_Allreduce(mine, worst, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);\n{BT_REDUCE}"),
 ]  # fmt: skip
 
 
