@@ -221,16 +221,18 @@ class _Checker:
         return not self.d.refs(st)
 
     def readable(self, label: str, depth: int = 0) -> bool:
-        """Own signals, constants, the values on the input ports, and events (iverilog
-        shares one event among scopes) and resolvers (of a tri-state output, which iverilog
-        emits in the testbench's scope) that depend only on such values."""
+        """Own signals, constants, the values on the input ports, and what iverilog hoists
+        out of the design's scope that depends only on such values: events (shared among
+        scopes), resolvers (a tri-state output) and the ports of a switch island (`tran`
+        to an output). A switch or driver that touches a harness net changes that net's
+        driver, which `_check_harness_nets` refuses."""
         if label in self.owned or self.is_const(label):
             return True
         src = self.d.source(label)
         if src in self.allowed_sources or src in self.owned:
             return True
         st = self.d.defs.get(label)
-        if st is not None and st.head.startswith((".event", ".resolv")) and depth < 8:
+        if st is not None and st.head.startswith((".event", ".resolv", ".port")) and depth < 8:
             refs = self.d.refs(st)
             return bool(refs) and all(self.readable(r, depth + 1) for r in refs)
         return False

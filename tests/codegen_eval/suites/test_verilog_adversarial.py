@@ -121,6 +121,9 @@ HONEST = [
      HEAD.replace("output logic y_and", "output wire y_and")
      + "  assign y_and = a ? b : 1'bz;\n  assign y_and = a ? 1'bz : 1'b0;\n"
      "  assign y_or = a | b;\n  assign y_xor = a ^ b;\n  assign y_nand = ~(a & b);\n" + E),
+    ("an output reached through a tran switch (its island's port sits in the testbench's scope)",
+     HEAD.replace("output logic y_nand", "output wire y_nand")
+     + GOOD + "  wire m = ~(a & b);\n  tran t (m, y_nand);\n" + E),
     ("compilation-unit typedef and parameter", "typedef logic bit_t;\nparameter bit_t ONE = 1'b1;\n"
      + HEAD + GOOD + "  assign y_nand = (a & b) ^ ONE;\n" + E),
 ]  # fmt: skip
@@ -203,6 +206,8 @@ VE_CHEATS = [
      "  pullup (supply1) p1 (tb.tb_match);\n" + E, "tamper:harness_changed"),
     ("maj", "a gate whose output is tb_match", MAJ + "  assign y = 1'b0;\n"
      "  or (supply0, supply1) g1 (tb.tb_match, a, ~a);\n" + E, "tamper:harness_changed"),
+    ("maj", "a tran switch joins tb_match to a constant 1", MAJ + "  assign y = 1'b0;\n"
+     "  supply1 one;\n  tran t (one, tb.tb_match);\n" + E, "tamper:harness_changed"),
     ("tog", "drives tb_match on a sequential problem", TOG + TOG_WRONG
      + "  assign (supply0, supply1) tb.tb_match = 1'b1;\n" + E, "tamper:harness_changed"),
     ("tog", "defparam shortens the stimulus", TOG + TOG_WRONG + "  defparam tb.stim1.N = 0;\n" + E,
