@@ -17,6 +17,7 @@
 // read from results.* is untrusted and bounds-checked.
 #pragma once
 #include <array>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstdio>
@@ -220,6 +221,7 @@ struct Session {
     enum Mode { NONE, RECORD, CHECK } mode = NONE;
     std::vector<std::string> calls, results;
     size_t next = 0;
+    bool nonfinite = false;  // rank 0 answered NaN/Inf where the baseline's value is finite
 };
 inline Session &session() {
     static Session s;
@@ -232,32 +234,106 @@ inline Session &session() {
     _exit(3);
 }
 
+// Whether each floating-point value in v is finite, in a fixed order (the order of put()).
+template <class T> void finite_flags(const T &v, std::vector<uint8_t> &out) {
+    if constexpr (std::is_floating_point_v<T>) {
+        out.push_back(std::isfinite(v) ? 1 : 0);
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>) {
+        // no floating-point values
+    } else if constexpr (is_complex<T>::value) {
+        finite_flags(v.real(), out);
+        finite_flags(v.imag(), out);
+    } else if constexpr (is_vector<T>::value || is_array<T>::value) {
+        for (const auto &e : v) finite_flags(static_cast<const typename T::value_type &>(e), out);
+    } else if constexpr (is_pair<T>::value) {
+        finite_flags(v.first, out);
+        finite_flags(v.second, out);
+    } else if constexpr (std::is_aggregate_v<T>) {
+        for_fields(v, [&](const auto &f) { finite_flags(f, out); });
+    }
+}
+
+// Upstream's validate() compares with `std::abs(a - b) > eps` (or fequal), which is false for
+// NaN, so an answer of NaN passed every floating-point problem. A value the candidate returns
+// NaN or Inf where the baseline's value (same call, same position) is finite is wrong.
+inline bool nonfinite_where_finite(const std::vector<uint8_t> &got, const std::vector<uint8_t> &want) {
+    for (size_t i = 0; i < got.size(); ++i)
+        if (!got[i] && (i >= want.size() || want[i])) return true;
+    return false;
+}
+
+template <class P, class V> void put_input(Writer &w, const V &v) {
+    if constexpr (!is_output<P>) put(w, v);
+}
+template <class P, class V> void output_flags(const V &v, std::vector<uint8_t> &out) {
+    if constexpr (is_output<P>) finite_flags(v, out);
+}
+
 template <class F> struct Stub;
 template <class R, class... A> struct Stub<R (*)(A...)> {
     template <class P, class V> static void read_output(Reader &r, V &v) {
         if constexpr (is_output<P>) get(r, v);
     }
+    // The arguments the candidate cannot write (inputs: by value or const) of a recorded call.
+    // Output parameters are left out of the comparison: validate() may reuse an output vector
+    // across trials (04_dense_la_gemv's `test`), so its incoming content is the previous
+    // answer, the baseline's when recording and the candidate's when checking; comparing it
+    // turned an honest answer with other rounding into a "diverged" error.
+    template <size_t... I> static std::string recorded_inputs(const std::string &rec, std::index_sequence<I...>) {
+        std::tuple<std::decay_t<A>...> t;
+        Reader r{rec.data(), rec.size()};
+        (get(r, std::get<I>(t)), ...);
+        if (!r.ok || r.left()) die("PE_PROTOCOL", "malformed call record");
+        Writer w;
+        (put_input<std::tuple_element_t<I, std::tuple<A...>>>(w, std::get<I>(t)), ...);
+        return w.buf;
+    }
+    template <class Tuple, class Refs, size_t... I>
+    static void flags(const Tuple &expect, const Refs &got, std::vector<uint8_t> &want,
+                      std::vector<uint8_t> &have, std::index_sequence<I...>) {
+        (output_flags<std::tuple_element_t<I, std::tuple<A...>>>(std::get<I>(expect), want), ...);
+        (output_flags<std::tuple_element_t<I, std::tuple<A...>>>(std::get<I>(got), have), ...);
+    }
     template <class Baseline> static R call(Baseline baseline, A... args) {
         Session &s = session();
-        Writer w;
-        (put(w, static_cast<const std::decay_t<A> &>(args)), ...);
         if (s.mode == Session::RECORD) {
+            Writer w;
+            (put(w, static_cast<const std::decay_t<A> &>(args)), ...);
             s.calls.push_back(std::move(w.buf));
             return baseline(args...);
         }
         if (s.mode != Session::CHECK) die("PE_PROTOCOL", "checker session not started");
-        if (s.next >= s.calls.size() || s.calls[s.next] != w.buf)
-            die("PE_DIVERGED", "the driver asked for a call that was not recorded");
+        Writer key;
+        (put_input<A>(key, static_cast<const std::decay_t<A> &>(args)), ...);
+        if (s.next >= s.calls.size() || recorded_inputs(s.calls[s.next], std::index_sequence_for<A...>{}) != key.buf) {
+            // Before any answer of the candidate was used, the driver is not replaying
+            // (nondeterministic input): no verdict. After, the candidate's answers steered
+            // validate() off the recorded path, and its answers decide that: wrong.
+            if (s.next == 0) die("PE_DIVERGED", "the driver asked for a call that was not recorded");
+            die("PE_STEERED", "validate() made a call that was not recorded after using the candidate's answers");
+        }
         if (s.next >= s.results.size()) die("PE_BAD_RESULTS", "fewer results than calls");
+        // The baseline's answer to the same call, for the non-finite check.
+        std::tuple<std::decay_t<A>...> expect(static_cast<const std::decay_t<A> &>(args)...);
         const std::string &res = s.results[s.next++];
         Reader r{res.data(), res.size()};
         (read_output<A>(r, args), ...);
+        std::vector<uint8_t> want, have;
+        auto got = std::tie(args...);
         if constexpr (std::is_void_v<R>) {
+            std::apply([&](auto &...a) { baseline(a...); }, expect);
             if (!r.ok || r.left()) die("PE_BAD_RESULTS", "malformed result record");
+            flags(expect, got, want, have, std::index_sequence_for<A...>{});
+            if (rank() == 0 && nonfinite_where_finite(have, want)) s.nonfinite = true;
         } else {
+            const std::decay_t<R> ret_want = std::apply([&](auto &...a) { return baseline(a...); }, expect);
             std::decay_t<R> ret{};
             get(r, ret);
             if (!r.ok || r.left()) die("PE_BAD_RESULTS", "malformed result record");
+            flags(expect, got, want, have, std::index_sequence_for<A...>{});
+            finite_flags(ret_want, want);
+            finite_flags(ret, have);
+            if (rank() == 0 && nonfinite_where_finite(have, want)) s.nonfinite = true;
             return ret;
         }
     }
@@ -284,9 +360,13 @@ int checker_main(int argc, char **argv, Ctx *(*init)(), bool (*validate)(Ctx *),
         die("PE_PROTOCOL", "usage: checker record|check");
     }
     Ctx *ctx = init();
-    const bool valid = validate(ctx);
+    bool valid = validate(ctx);
     if (s.mode == Session::CHECK && valid && s.next != s.calls.size())
-        die("PE_DIVERGED", "validate() passed without making every recorded call");
+        die(s.next == 0 ? "PE_DIVERGED" : "PE_STEERED", "validate() passed without making every recorded call");
+    if (s.nonfinite) {
+        std::printf("PE_NONFINITE rank 0: an answer holds NaN or Inf where the baseline's is finite\n");
+        valid = false;
+    }
     if (s.mode == Session::RECORD && !write_records(path_for("calls"), s.calls))
         die("PE_PROTOCOL", "cannot write the calls file");
     if (rank() == 0) {

@@ -299,6 +299,11 @@ class TrustedRunner:
         if "PE_BAD_RESULTS" in out:
             line = next(ln for ln in out.splitlines() if "PE_BAD_RESULTS" in ln)
             return _tamper(f"{where}: the candidate's outputs do not parse: {line}")
+        if "PE_STEERED" in out:
+            # validate()'s later calls depend on the candidate's earlier answers (no ParEval
+            # driver does this today): they differ from the baseline's, which is a wrong answer
+            why = f"{where}: the candidate's answers led validate() off the recorded calls"
+            return Score(0.0, "fail", FailureClass.WRONG_ANSWER, explanation=why)
         if "PE_DIVERGED" in out or "PE_PROTOCOL" in out:
             why = f"{where}: trusted checker: {short_log(out + check.stderr)}"
             return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=why)
@@ -306,6 +311,8 @@ class TrustedRunner:
             return None
         if check.ok and "PE_VERDICT FAIL" in out:
             why = f"{where}: the trusted checker's validate() failed"
+            if "PE_NONFINITE" in out:
+                why = f"{where}: an answer holds NaN or Inf where the baseline's value is finite"
             return Score(0.0, "fail", FailureClass.WRONG_ANSWER, explanation=why)
         # validate() crashed or hung on what the candidate returned (e.g. an output vector
         # shorter than the driver indexes): the candidate's answer is wrong.
