@@ -112,7 +112,7 @@ REVERSED = (
 CANDIDATES = {
     "honest_other_rounding": (REVERSED, "pass", None, ""),
     "nan_everywhere": (
-        "  for (size_t i = 0; i < M; ++i) y[i] = std::nan(\"\");\n}\n",
+        '  for (size_t i = 0; i < M; ++i) y[i] = std::nan("");\n}\n',
         "fail",
         "wrong_answer",
         "NaN or Inf",
