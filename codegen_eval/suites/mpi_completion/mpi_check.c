@@ -168,6 +168,16 @@ static void cge_done(MPI_Request handle, const MPI_Status *st) {
 
 /* Statuses for a completion call: the caller's, or `own` (n of them) when it ignores them,
  * since a shadowed receive needs its message length. */
+/* Waitsome / Testsome: the requests named by indices[0 .. outcount) completed. */
+static void cge_done_some(const MPI_Request *h, const MPI_Status *st, int count, int outcount,
+                          const int indices[]) {
+    if (outcount == MPI_UNDEFINED)
+        return;
+    for (int k = 0; k < outcount; k++)
+        if (indices[k] >= 0 && indices[k] < count)
+            cge_done(h[indices[k]], &st[k]);
+}
+
 static MPI_Status *cge_statuses(MPI_Status *given, int n, MPI_Status **own) {
     *own = NULL;
     if (given != MPI_STATUSES_IGNORE)
@@ -309,10 +319,8 @@ int MPI_Waitsome(int count, MPI_Request requests[], int *outcount, int indices[]
     MPI_Request *h = cge_copy(count, requests);
     MPI_Status *own, *st = cge_statuses(statuses, count, &own);
     int rc = PMPI_Waitsome(count, requests, outcount, indices, st);
-    if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-        for (int k = 0; k < *outcount; k++)
-            if (indices[k] >= 0 && indices[k] < count)
-                cge_done(h[indices[k]], &st[k]);
+    if (rc == MPI_SUCCESS)
+        cge_done_some(h, st, count, *outcount, indices);
     free(h);
     free(own);
     cge_after("MPI_Waitsome");
@@ -360,10 +368,8 @@ int MPI_Testsome(int count, MPI_Request requests[], int *outcount, int indices[]
     MPI_Request *h = cge_copy(count, requests);
     MPI_Status *own, *st = cge_statuses(statuses, count, &own);
     int rc = PMPI_Testsome(count, requests, outcount, indices, st);
-    if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
-        for (int k = 0; k < *outcount; k++)
-            if (indices[k] >= 0 && indices[k] < count)
-                cge_done(h[indices[k]], &st[k]);
+    if (rc == MPI_SUCCESS)
+        cge_done_some(h, st, count, *outcount, indices);
     free(h);
     free(own);
     cge_after("MPI_Testsome");
