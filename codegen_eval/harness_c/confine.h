@@ -56,11 +56,18 @@
 #define CONFINE_DENY_EQ(v) \
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), 0, 1), CONFINE_DENY, CONFINE_ALLOW
 
-/* 0 on success. allow_foreign_affinity: sched_setaffinity on any thread (libgomp pins its
- * threads by thread id; a harness that has nothing left to time may allow it). */
-static inline int confine_seccomp(int allow_foreign_affinity) {
+/* What sched_setaffinity may do. ANY: on any thread (libgomp pins its threads by thread id;
+ * a harness that has nothing left to time may allow it). OWN: this process only. NONE: never
+ * (a process its guard pinned to the CPUs its configuration names: new threads inherit the
+ * pin, and no call can widen it). */
+enum { CONFINE_AFFINITY_OWN = 0, CONFINE_AFFINITY_ANY = 1, CONFINE_AFFINITY_NONE = 2 };
+
+/* 0 on success; affinity: one of CONFINE_AFFINITY_*. */
+static inline int confine_seccomp(int affinity) {
     const uint32_t self = (uint32_t)getpid();
-    const uint32_t affinity_nr = allow_foreign_affinity ? (uint32_t)-1 : SYS_sched_setaffinity;
+    /* (uint32_t)-1 matches no system call */
+    const uint32_t affinity_nr = affinity == CONFINE_AFFINITY_ANY ? (uint32_t)-1 : SYS_sched_setaffinity;
+    const uint32_t pinned_nr = affinity == CONFINE_AFFINITY_NONE ? SYS_sched_setaffinity : (uint32_t)-1;
     struct sock_filter f[] = {
         CONFINE_LOAD(offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_AUDIT_ARCH, 1, 0),
@@ -96,6 +103,7 @@ static inline int confine_seccomp(int allow_foreign_affinity) {
         CONFINE_IF_NR(SYS_kcmp, 1), CONFINE_DENY,
         /* PRIO_PGRP / PRIO_USER would reach the checker: no priorities at all */
         CONFINE_IF_NR(SYS_setpriority, 1), CONFINE_DENY,
+        CONFINE_IF_NR(pinned_nr, 1), CONFINE_DENY,
         CONFINE_IF_NR(affinity_nr, 5), CONFINE_LOAD(CONFINE_ARG(0)), CONFINE_SELF_OR_ZERO(self),
         CONFINE_IF_NR(SYS_sched_setscheduler, 5), CONFINE_LOAD(CONFINE_ARG(0)),
         CONFINE_SELF_OR_ZERO(self),

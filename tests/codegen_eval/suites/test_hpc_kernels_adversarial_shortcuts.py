@@ -98,6 +98,27 @@ void axpy_mpi(long n_local, double a, const double *x_local, double *y_local, MP
 """
 
 
+# A "serial" answer that would start threads of its own (a two-pthread gemm had up to 2x on
+# two free CPUs). Decided without timing: it answers right only where it is held to one CPU
+# and cannot widen that, so on the commit before the pin it failed; now it passes. (On a
+# one-CPU machine the first condition holds anyway; the second does not.)
+PINNED_PROBE = r"""
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+void axpy(long n, double a, const double *x, double *y) {
+    cpu_set_t set;
+    int one_cpu = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1;
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < 64; ++c) CPU_SET(c, &all);
+    int refused = sched_setaffinity(0, sizeof all, &all) != 0 && errno == EPERM;
+    double k = one_cpu && refused ? a : a + 1.0;
+    for (long i = 0; i < n; ++i) y[i] = k * x[i] + y[i];
+}
+"""
+
+
 async def _score(sample_id: str, code: str) -> Score:
     return await score(sample_id, code, 30.0)
 
@@ -148,3 +169,11 @@ def test_only_our_own_failures_stay_infra_errors() -> None:
     assert _candidate_caused(error(cand_started="1"), candidate_ran=False)
     # our reference failing (cg not converging) is never the candidate's doing
     assert not _candidate_caused(error(fault="host", cand_started="1"), candidate_ran=True)
+
+
+async def test_a_serial_candidate_is_held_to_one_cpu() -> None:
+    sc = await _score("axpy/serial", PINNED_PROBE)
+    assert sc.status == "pass", (sc.failure_class, sc.explanation)
+    # at two threads the OpenMP configuration may use (and re-pin) both CPUs
+    sc = await _score("axpy/openmp", PINNED_PROBE)
+    assert sc.status == "fail", sc.explanation

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     /* whatever else the parent left open is not the candidate's business */
     if (syscall(SYS_close_range, 5u, ~0u, 0u) != 0)
         for (int fd = 5; fd < 1024; fd++) close(fd);
-    if (confine_seccomp(0) != 0) die("seccomp");
+    if (confine_seccomp(CONFINE_AFFINITY_OWN) != 0) die("seccomp");
     confine_landlock(1);
     execv(argv[1], argv + 1);
     die("exec");
