@@ -290,6 +290,38 @@ def _largest_piece(n: int, screened: ScreenedPragma) -> int:
     return -(-n // 2)  # static, auto, runtime, loop: at most an even split
 
 
+def _smallest_piece(n: int, screened: ScreenedPragma) -> int:
+    """The fewest of an encounter's n iterations that one chunk or task holds (the last,
+    shorter remainder aside), as _largest_piece cuts the loop. `for simd` and `taskloop simd`
+    vectorise inside one chunk or task only."""
+    words = screened.words
+    if screened.constant("simd_schedule"):
+        return n  # schedule(simd: ...) rounds every chunk up to the vector length
+    if "taskloop" in words:
+        if (g := screened.constant("grainsize")) is not None:
+            g = max(1, g)
+            return min(g, n) if screened.constant("strict") else n // max(1, n // g)
+        k = screened.constant("num_tasks")
+        k = 2 if k is None else max(1, k)
+        return n // min(k, n)
+    kind = screened.schedule_kind
+    if "for" in words and kind in ("static", "dynamic"):
+        chunk = screened.constant("chunk")
+        if chunk is not None or kind == "dynamic":  # dynamic's default chunk is 1
+            return min(n, max(1, chunk or 1))
+    if "for" in words:
+        return n // 2  # an even split, or guided's first chunks
+    return n
+
+
+def smallest_piece(serial: Trace, screened: ScreenedPragma) -> int:
+    """The fewest iterations a chunk or task holds, over the serial trace's encounters of two
+    or more (0 when there is none)."""
+    pieces = [_smallest_piece(e.iterations, screened) for e in serial.encounters
+              if e.iterations >= 2]  # fmt: skip
+    return min(pieces, default=0)
+
+
 def handed_share(serial: Trace, screened: ScreenedPragma) -> float:
     """The share of the loop's iterations (over the serial trace's encounters of two or
     more) that the largest piece the clauses cut holds: what one thread is handed however

@@ -66,6 +66,7 @@ from .observe import (
     observer_source,
     parse_trace,
     shared,
+    smallest_piece,
 )
 from .pragma import OmpPragma, PragmaSyntaxError, compare, logical_lines, parse_pragma
 from .screen import ScreenedPragma, screen_pragma
@@ -352,6 +353,25 @@ class OmpPragmaScorer:
     def _run_limits(self) -> Limits:
         return Limits(wall_s=self.run_timeout_s, memory_mb=1024, pids=64)
 
+    async def _one_lane(self, sb: Sandbox, sample: Sample, plan: _Plan) -> str | None:
+        """Why a `for simd` / `taskloop simd` answer to a simd reference cannot vectorise:
+        it vectorises inside one chunk or task only, and its clauses cut pieces of one
+        iteration (`schedule(static, 1)`, `dynamic`, `grainsize(1)`, `num_tasks(N)`)."""
+        screened, reference = plan.screened, plan.reference
+        if screened is None or reference is None or "simd" not in reference.directive.split():
+            return None
+        if "simd" not in screened.words or not {"for", "taskloop"} & set(screened.words):
+            return None
+        # the loop's encounters and their sizes, from the serial program with the observer
+        _, trace = await self._serial_run(sb, sample, True, plan.depth)
+        piece = smallest_piece(trace, screened) if trace is not None else 0
+        if piece != 1:
+            return None
+        return (
+            "its chunks or tasks hold one iteration, and a simd construct vectorises only "
+            "inside one: the loop is not vectorised"
+        )
+
     async def _run(
         self, sb: Sandbox, sample: Sample, plan: _Plan, metrics: dict[str, float]
     ) -> Score:
@@ -373,6 +393,9 @@ class OmpPragmaScorer:
         if plan.unvectorised:
             return _fail(f"{wrong}:not_parallel", f"{_one_line(plan.answer)}: "
                          f"{plan.unvectorised} (decided without running)", metrics)  # fmt: skip
+        if (why := await self._one_lane(sb, sample, plan)) is not None:
+            return _fail(f"{wrong}:not_parallel", f"{_one_line(plan.answer)}: {why} "
+                         "(decided without running)", metrics)  # fmt: skip
         timing_dependent = plan.screened is None or plan.screened.timing_dependent
         if plan.observed and plan.screened and serial_trace is not None and timing_dependent:
             handed = handed_share(serial_trace, plan.screened)

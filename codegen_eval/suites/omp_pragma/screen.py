@@ -145,7 +145,8 @@ class ScreenedPragma:
     directives: tuple[str, ...]  # the directive of each line, e.g. ("parallel", "for")
     schedule_kind: str | None  # the schedule clause's kind, if any
     # values of the _EVALUATED clauses present ("chunk" for the schedule's), and whether a
-    # grainsize is `strict:`, e.g. (("chunk", 64),), (("grainsize", 4096), ("strict", 1))
+    # grainsize is `strict:` and whether the schedule has the `simd:` modifier, e.g.
+    # (("chunk", 64),), (("grainsize", 4096), ("strict", 1)), (("simd_schedule", 1),)
     constants: tuple[tuple[str, int], ...] = ()
     # every if clause: (directive-name modifier or None, canonical expression)
     conditions: tuple[tuple[str | None, str], ...] = ()
@@ -326,6 +327,8 @@ def _clause_arg(
             ):
                 raise ScreenSyntaxError("schedule modifiers are monotonic, nonmonotonic, simd")
             mods = " , ".join(w[0].text for w in words) + " : "
+            if any(w[0].text == "simd" for w in words):
+                found.constants["simd_schedule"] = 1  # chunks rounded up to the vector length
         kind_chunk = split_top(parts[-1], ",")
         if len(kind_chunk) > 2:
             raise ScreenSyntaxError("schedule(kind[, chunk]) has too many ','")

@@ -110,26 +110,44 @@ def _value(text: str, macros: Mapping[str, str]) -> int | None:
         return None  # screened text always tokenizes; a guard
 
 
+def _condition_fault(
+    screened: ScreenedPragma, macros: Mapping[str, str], applies: frozenset[str | None], what: str
+) -> str | None:
+    """Why an if clause that applies (its modifier in `applies`) may be false, or None."""
+    for modifier, text in screened.conditions:
+        if modifier not in applies:
+            continue
+        shown = f"if({modifier + ': ' if modifier else ''}{text})"
+        value = _value(text, macros)
+        if value is None:
+            return (f"{shown} is not a constant the suite can compute: the loop may run "
+                    f"{what}")  # fmt: skip
+        if value == 0:
+            return f"{shown} is false: the loop runs {what}"
+    return None
+
+
 def unvectorised(
     reference: OmpPragma | None, screened: ScreenedPragma, macros: Mapping[str, str]
 ) -> str | None:
-    """Why the answer's simd construct cannot vectorise the loop a simd reference
-    vectorises, or None."""
-    if reference is None or "simd" not in reference.directive.split():
+    """Why the answer's construct runs the loop serially where the clauses alone decide it,
+    or None: a simd construct that cannot vectorise the loop a simd reference vectorises,
+    or a taskloop whose tasks an if clause may make undeferred (run one after the other by
+    the thread that meets the loop, which a team of 2+ threads does not show)."""
+    if reference is None:
+        return None
+    if "taskloop" in screened.words:
+        why = _condition_fault(
+            screened, macros, frozenset({None, "taskloop"}), "its tasks undeferred, on one thread"
+        )
+        if why:
+            return why
+    if "simd" not in reference.directive.split():
         return None
     if "simd" not in screened.words:
         return None  # wrong_construct, decided before
     for clause in ("safelen", "simdlen"):
         if (n := screened.constant(clause)) is not None and n < 2:
             return f"{clause}({n}): one iteration at a time, the loop is not vectorised"
-    for modifier, text in screened.conditions:
-        if modifier not in (None, "simd"):
-            continue  # if(parallel: ...), if(taskloop: ...) do not apply to the simd part
-        shown = f"if({modifier + ': ' if modifier else ''}{text})"
-        value = _value(text, macros)
-        if value is None:
-            return (f"{shown} is not a constant the suite can compute: the loop may run "
-                    "without vectorisation")  # fmt: skip
-        if value == 0:
-            return f"{shown} is false: the loop is not vectorised"
-    return None
+    # if(parallel: ...), if(taskloop: ...) do not apply to the simd part
+    return _condition_fault(screened, macros, frozenset({None, "simd"}), "without vectorisation")

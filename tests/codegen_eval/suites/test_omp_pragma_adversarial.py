@@ -12,7 +12,9 @@ and grainsizes one short of the loop, LOPSIDED and HANDED; simd answers that nev
 vectorise, UNVECTORISED; privatising clauses that lose the variable's value, DATA_SHARING,
 on a simd problem whose dot products were then all 0; `collapse(2 - 1)`, which the
 data-sharing check could not parse; `safelen((1 << 32) + 1)`), the other 5 failed only after
-running or with another class."""
+running or with another class. A second pass the same day: simd constructs cut into pieces
+of one iteration (5 more in UNVECTORISED) and taskloops with a run-time `if` (UNDEFERRED)
+passed."""
 
 from __future__ import annotations
 
@@ -142,7 +144,23 @@ UNVECTORISED = [
     "#pragma omp simd reduction(+:acc) if(simd: 0)",
     "#pragma omp simd reduction(+:acc) safelen(ROWS - 1023)",
     "#pragma omp simd reduction(+:acc) if(r > 3)",  # a runtime condition: not shown true
+    # second pass: `for simd` / `taskloop simd` vectorise inside one chunk or task only
+    "#pragma omp taskloop simd reduction(+:acc) grainsize(1)",
+    "#pragma omp parallel for simd reduction(+:acc) schedule(static, 1)",
+    "#pragma omp parallel\n#pragma omp for simd reduction(+:acc) schedule(static, 1)",
+    "#pragma omp taskloop simd reduction(+:acc) num_tasks(COLS)",
+    "#pragma omp parallel for simd reduction(+:acc) schedule(dynamic)",  # chunks of 1
 ]
+# A taskloop whose `if` may be false runs its tasks undeferred on the encountering thread,
+# with the team of 2+ around it idle: passed with 60 of 64 encounters serial (second pass)
+UNDEFERRED = [
+    ("lastprivate_rows",
+     "#pragma omp parallel masked taskloop lastprivate(last) if(taskloop: r % 16 == 0)"),
+    ("reduction_max_rows",
+     "#pragma omp parallel masked taskloop reduction(max:best) if(taskloop: r % 16 == 0)"),
+    ("reduction_min_rows", "#pragma omp parallel masked taskloop reduction(min:lo) if(r != 0)"),
+    ("reduction_sum", "#pragma omp parallel master taskloop reduction(+:sum) if(N < 2)"),
+]  # fmt: skip
 HONEST = [
     ("parallel_for_axpy", "#pragma omp parallel\n#pragma omp for"),
     ("parallel_for_axpy", "#pragma omp parallel for ordered"),  # no ordered region: concurrent
@@ -162,6 +180,12 @@ HONEST = [
     ("collapse_grid", "#pragma omp parallel for schedule(static, 2)"),  # 2 of 3 planes: 2/3
     ("collapse_grid", "#pragma omp parallel for collapse(2 - 0)"),
     ("schedule_dynamic_triangle", "#pragma omp parallel for schedule(guided)"),
+    ("simd_inner_dot", "#pragma omp parallel for simd reduction(+:acc) schedule(simd: static, 1)"),
+    ("simd_inner_dot", "#pragma omp taskloop simd reduction(+:acc) grainsize(8)"),
+    (
+        "reduction_max_rows",
+        "#pragma omp parallel masked taskloop reduction(max:best) if(taskloop: COLS > 1)",
+    ),
 ]
 
 
@@ -231,6 +255,15 @@ async def test_simd_that_cannot_vectorise_is_not_parallel(task, answer) -> None:
     score = await _score(task, "simd_inner_dot", answer)
     assert (score.value, score.failure_class) == (0.0, "wrong_answer:not_parallel"), (
         score.explanation)  # fmt: skip
+    assert "functional_output_match" not in score.metrics  # compiled, never run
+
+
+@pytest.mark.parametrize(("name", "answer"), UNDEFERRED)
+async def test_a_taskloop_that_may_run_undeferred_is_not_parallel(task, name, answer) -> None:
+    score = await _score(task, name, answer)
+    assert (score.value, score.failure_class) == (0.0, "wrong_answer:not_parallel"), (
+        score.explanation)  # fmt: skip
+    assert "undeferred" in score.explanation
     assert "functional_output_match" not in score.metrics  # compiled, never run
 
 
