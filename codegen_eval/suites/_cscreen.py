@@ -358,6 +358,13 @@ _BINARY_PRECEDENCE = {
 }  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class Operation:
+    op: str  # "+", "/", "<", "?" (a conditional's condition), "u!" (unary `!`), ...
+    left: frozenset[str]  # identifiers named in the left operand (or the only one)
+    right: tuple[Token, ...] = ()  # the right operand's tokens (binary operators)
+
+
 @dataclass(slots=True)
 class Expr:
     """A parsed expression: its tokens, the program variables it reads, every identifier it
@@ -367,6 +374,10 @@ class Expr:
     variables: set[str]
     names: set[str] = field(default_factory=set)
     has_cast: bool = False
+    # every operator applied: (operator, names in its left operand (the condition for `?`,
+    # the operand for a unary one), its right operand's tokens); for screens that judge
+    # what an expression does with one variable (mpi-completion: `size / 5`, `size > 4`)
+    operations: list[Operation] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -381,6 +392,8 @@ class _Parser:
         self.variables: set[str] = set()
         self.names: set[str] = set()
         self.has_cast = False
+        self.seen: list[str] = []  # identifiers in the order read
+        self.operations: list[Operation] = []
 
     def peek(self, offset: int = 0) -> Token | None:
         j = self.k + offset
@@ -396,8 +409,10 @@ class _Parser:
         return t
 
     def expression(self) -> None:
+        start = len(self.seen)
         self.binary(1)
         if (t := self.peek()) is not None and t.text == "?":
+            self.operations.append(Operation("?", frozenset(self.seen[start:])))
             self.take("?")
             self.expression()
             if (c := self.peek()) is not None and c.text == ",":
@@ -406,18 +421,24 @@ class _Parser:
             self.expression()
 
     def binary(self, min_prec: int) -> None:
+        start = len(self.seen)
         self.unary()
         while (t := self.peek()) is not None and _BINARY_PRECEDENCE.get(t.text, 0) >= min_prec:
+            left = frozenset(self.seen[start:])
             self.take()
+            at = self.k
             self.binary(_BINARY_PRECEDENCE[t.text] + 1)
+            self.operations.append(Operation(t.text, left, tuple(self.toks[at : self.k])))
 
     def unary(self) -> None:
         t = self.peek()
         if t is None:
             raise ScreenSyntaxError(f"{self.policy.what} ends too early")
         if t.text in ("+", "-", "!", "~"):
+            start = len(self.seen)
             self.take()
             self.unary()
+            self.operations.append(Operation("u" + t.text, frozenset(self.seen[start:])))
             return
         if t.text == "&&":
             raise Forbidden("gnu_extension", "`&&label` (a label's address) is a GNU extension")
@@ -531,6 +552,7 @@ class _Parser:
             raise ScreenSyntaxError(f"keyword {t.text!r} in {self.policy.what}")
         kind = self.policy.names.get(t.text)
         self.names.add(t.text)
+        self.seen.append(t.text)
         if kind is None:
             raise Forbidden("identifier", f"`{t.text}` is not a variable or constant of this "
                             "program")  # fmt: skip
@@ -553,7 +575,7 @@ def parse_expression(tokens: list[Token], policy: ExprPolicy) -> Expr:
             raise Forbidden("comma_operator", f"the comma operator is not accepted in "
                             f"{policy.what}")  # fmt: skip
         raise ScreenSyntaxError(f"unexpected {t.text!r} in {policy.what}")
-    return Expr(list(tokens), p.variables, p.names, p.has_cast)
+    return Expr(list(tokens), p.variables, p.names, p.has_cast, p.operations)
 
 
 def split_top(tokens: list[Token], sep: str) -> list[list[Token]]:

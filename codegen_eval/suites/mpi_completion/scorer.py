@@ -55,7 +55,7 @@ from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import ExecResult, Limits, Sandbox, open_sandbox, toolchains
 
 from .problems import MissingCall, insert_calls, insert_calls_at
-from .screen import check_placement, screen_call, setup_variables
+from .screen import check_placement, screen_call, setup_variables, size_variables
 
 # The run-time check linked into every program this scorer builds (mpi_check.c): a request
 # never completed, an Isend buffer changed too early, or `rank`/`size` rewritten by a call
@@ -92,6 +92,7 @@ def parse_answer(
     max_line: int | None = None,
     names: ProgramNames | None = None,
     setup: frozenset[str] = frozenset(),
+    sizes: frozenset[str] = frozenset(),
 ) -> MpiAnswer:
     """The answer lines of `text`. `names`: the program's names, to check identifiers and
     argument roles against (None: any identifier, as for the reference's own lines);
@@ -105,7 +106,7 @@ def parse_answer(
             continue
         n = int(m["line"])
         try:
-            call = screen_call(m["call"], names, setup)
+            call = screen_call(m["call"], names, setup, sizes)
         except Forbidden as exc:
             forbidden.append((raw.strip(), exc.failure_class, str(exc)))
             continue
@@ -211,6 +212,11 @@ def _setup(program: str) -> frozenset[str]:
     return setup_variables(program)
 
 
+@functools.lru_cache(maxsize=256)
+def _sizes(program: str) -> frozenset[str]:
+    return size_variables(program)
+
+
 # A call must have the types its prototype says: no pointer passed as a count, no int*
 # passed as a status (the screen checks roles too; this is the compiler's own check).
 STRICT_FLAGS = ("-Werror=incompatible-pointer-types", "-Werror=int-conversion",
@@ -242,10 +248,10 @@ class MpiCompletionScorer:
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
         stripped = sample.files["program.c"]
         max_line = len(stripped.splitlines())
-        names, setup = _names(stripped), _setup(stripped)
-        answer = parse_answer(candidate.code, max_line, names, setup)
+        names, setup, sizes = _names(stripped), _setup(stripped), _sizes(stripped)
+        answer = parse_answer(candidate.code, max_line, names, setup, sizes)
         if not answer.calls and not answer.forbidden:
-            answer = parse_answer(candidate.raw, max_line, names, setup)
+            answer = parse_answer(candidate.raw, max_line, names, setup, sizes)
         reference = parse_answer(sample.target).calls
         if answer.forbidden:
             line, cls, why = answer.forbidden[0]

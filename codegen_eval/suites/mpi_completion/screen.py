@@ -146,6 +146,7 @@ _ROLE_TYPES = {
     "request": "MPI_Request",
     "requests": "MPI_Request",
 }
+_SINGLE_NAME_ROLES = frozenset({"type", "op", "comm"})
 _NO_CAST_ROLES = frozenset({"status", "statuses", "request", "requests", "type", "op", "comm",
                             "ints"})  # fmt: skip
 # The MPI datatypes that describe a buffer of each C element type (declared type, `int` and
@@ -153,7 +154,8 @@ _NO_CAST_ROLES = frozenset({"status", "statuses", "request", "requests", "type",
 # or a narrower type over a wider variable, an answer places single bytes of other values
 # into it and can assemble a number of its choosing. The first is the one a message names.
 _DATATYPES: dict[str, tuple[str, ...]] = {
-    "int": ("MPI_INT", "MPI_INT32_T", "MPI_2INT"),
+    # (MPI_2INT is a pair of ints: over an int it writes past the variable; never accepted)
+    "int": ("MPI_INT", "MPI_INT32_T"),
     "long": ("MPI_LONG", "MPI_INT64_T", "MPI_LONG_LONG", "MPI_LONG_LONG_INT"),
     "long long": ("MPI_LONG_LONG", "MPI_LONG_LONG_INT", "MPI_INT64_T", "MPI_LONG"),
     "short": ("MPI_SHORT", "MPI_INT16_T"),
@@ -223,6 +225,39 @@ def setup_variables(program: str) -> frozenset[str]:
             for arg in call.args:
                 out.update(t.text for t in tokenize(arg) if t.text in declared)
     return frozenset(out)
+
+
+def size_variables(program: str) -> frozenset[str]:
+    """The variables the program's MPI_Comm_size calls fill (`size`)."""
+    declared = program_names(program).variables
+    out: set[str] = set()
+    for call in call_statements(program, "MPI_Comm_size"):
+        if call.name == "MPI_Comm_size" and len(call.args) == 2:
+            out.update(t.text for t in tokenize(call.args[1]) if t.text in declared)
+    return frozenset(out)
+
+
+# What an argument may do with the communicator's size: add, subtract, multiply by a value
+# that does not depend on it, divide or take the remainder by it. Anything else can give one
+# value at the rank counts the scorer runs (2, 3, 4) and another elsewhere (`size / 5`,
+# `size > 4 ? 1 : 0`, `(size - 2) * (size - 3) * (size - 4)`): right at np 2-4 only.
+_SIZE_SELECTS = frozenset({"==", "!=", "<", ">", "<=", ">=", "&&", "||", "?", "u!", "<<", ">>",
+                           "&", "|", "^", "u~"})  # fmt: skip
+
+
+def _size_fault(expr: Expr, sizes: frozenset[str]) -> str | None:
+    size_names = set(sizes)
+    for o in expr.operations:
+        right = frozenset(t.text for t in o.right if t.kind == "ident")
+        if o.op in _SIZE_SELECTS and (o.left | right) & size_names:
+            shown = "?:" if o.op == "?" else o.op.removeprefix("u")
+            return f"`{shown}` on the communicator's size"
+        if o.op == "*" and o.left & size_names and right & size_names:
+            return "a product of two terms in the communicator's size"
+        if o.op in ("/", "%") and (o.left | right) & size_names:
+            if not (len(o.right) == 1 and o.right[0].text in size_names):
+                return f"`{o.op}` by anything but the communicator's size itself"
+    return None
 
 
 def _element_type(declared: str) -> str:
@@ -317,9 +352,19 @@ def _check_datatypes(name: str, roles: Sequence[str], parts: Sequence[Sequence[T
 def _check_role(
     k: int, name: str, role: str, expr: Expr, names: ProgramNames | None,
     toks: Sequence[Token] = (), setup: frozenset[str] = frozenset(),
-    policy: ExprPolicy | None = None,
+    policy: ExprPolicy | None = None, sizes: frozenset[str] = frozenset(),
 ) -> None:  # fmt: skip
     where = f"argument {k + 1} of {name} ({role})"
+    if role in ("int", "ints") and sizes and (why := _size_fault(expr, sizes)):
+        raise Forbidden("size_dependent", f"{where}: {why} can be right at the rank counts "
+                        "tried and wrong at others; use the program's variables "
+                        "(computed from `size` by the program itself)")  # fmt: skip
+    if role in _SINGLE_NAME_ROLES and toks and (len(toks) != 1 or toks[0].kind != "ident"):
+        # `(MPI_BYTE)`, `MPI_BYTE + 0`, `1 ? MPI_LONG : MPI_INT` hid the datatype from
+        # _check_datatypes (bytes placed into an int, a long written over an int); a ternary
+        # communicator or operator would differ per rank
+        raise Forbidden("datatype" if role == "type" else "argument",
+                        f"{where} must be one name: an MPI constant or a variable")  # fmt: skip
     if role == "buf" and expr.has_cast and policy is not None:
         _check_buffer_cast(where, toks, policy)
     if role in _NO_CAST_ROLES and expr.has_cast:
@@ -347,11 +392,16 @@ def _check_role(
 
 
 def screen_call(
-    text: str, names: ProgramNames | None = None, setup: frozenset[str] = frozenset()
+    text: str,
+    names: ProgramNames | None = None,
+    setup: frozenset[str] = frozenset(),
+    sizes: frozenset[str] = frozenset(),
 ) -> ScreenedCall:
     """Screen one answer call (`MPI_X(args)` with or without `;`). `names`: the program's
     names (None: any identifier, no type checks: for parsing a reference); `setup`: its
-    set-up variables (setup_variables), never buffers. Raises Forbidden or
+    set-up variables (setup_variables), never buffers; `sizes`: the variables holding the
+    communicator's size (size_variables), which counts, ranks and tags may only use
+    arithmetically (_size_fault). Raises Forbidden or
     ScreenSyntaxError."""
     toks = tokenize(strip_comments(text))
     if toks and toks[-1].text == ";":
@@ -381,7 +431,7 @@ def screen_call(
     for k, part in enumerate(parts):
         expr = parse_expression(part, policy)
         if len(parts) == len(roles):  # a wrong arity never compiles: gcc reports it
-            _check_role(k, name, roles[k], expr, names, part, setup, policy)
+            _check_role(k, name, roles[k], expr, names, part, setup, policy, sizes)
         args.append(expr.text)
     if names is not None and len(parts) == len(roles):
         _check_datatypes(name, roles, parts, names.variables)

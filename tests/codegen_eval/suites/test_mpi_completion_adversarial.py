@@ -101,7 +101,9 @@ REDTEAM = [
      "19: MPI_Reduce(&local, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_SELF);",
      "wrong_answer:setup_overwritten"),
     # E: a root of `size % 2` is rank 0 at every even np (np=3 runs now)
-    ("bcast_params", f"{BCAST.replace('LONG, 0,', 'LONG, size % 2,')}\n{REDUCE}", "wrong_answer"),
+    # (since the second pass refused before running: `%` by 2 on the size)
+    ("bcast_params", f"{BCAST.replace('LONG, 0,', 'LONG, size % 2,')}\n{REDUCE}",
+     "forbidden_construct:size_dependent"),
     # F: barrier_timing without its barriers (m02), or the second one after the clock
     ("barrier_timing", f"{BT_MAX}\n{BT_REDUCE}", "wrong_answer:required_call"),
     ("barrier_timing", f"{BT_BARRIERS.replace('16:', '17:')}\n{BT_MAX}\n{BT_REDUCE}",
@@ -133,7 +135,33 @@ CLOSED = [
      f"17: MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);\n{RING_REDUCE}",
      "wrong_answer:buffer_in_use"),
 ]  # fmt: skip
-CHEATS += REDTEAM + CLOSED
+# Second pass (2026-11-27): a datatype the rule could not read, because it was not one name
+PI_REDUCE = "19: MPI_Reduce(&local, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);"
+SECOND_PASS = [
+    ("pi_integration", f"13: MPI_Bcast(&n, 4, (MPI_BYTE), 0, MPI_COMM_WORLD);\n{PI_REDUCE}",
+     "forbidden_construct:datatype"),  # bytes into an int
+    ("pi_integration", f"13: MPI_Bcast(&n, 1, (MPI_LONG), 0, MPI_COMM_WORLD);\n{PI_REDUCE}",
+     "forbidden_construct:datatype"),  # a long written over an int
+    ("pi_integration",
+     f"13: MPI_Bcast(&n, 1, 1 ? MPI_LONG : MPI_INT, 0, MPI_COMM_WORLD);\n{PI_REDUCE}",
+     "forbidden_construct:datatype"),
+    ("bcast_params", f"16: MPI_Bcast(params, 24, MPI_BYTE + 0, 0, MPI_COMM_WORLD);\n{REDUCE}",
+     "forbidden_construct:datatype"),
+    ("pi_integration", "13: MPI_Bcast(&n, 1, MPI_INT, 0, rank ? MPI_COMM_SELF : MPI_COMM_WORLD);"
+     f"\n{PI_REDUCE}", "forbidden_construct:argument"),
+    ("pi_integration", "13: MPI_Bcast(&n, 1, MPI_2INT, 0, MPI_COMM_WORLD);\n" + PI_REDUCE,
+     "forbidden_construct:identifier"),  # a pair of ints over one int: not a name we accept
+    # right at np 2, 3 and 4 only (rank 1 is the root from np 5 on, ...)
+    ("bcast_params", f"{BCAST.replace('LONG, 0,', 'LONG, size / 5,')}\n{REDUCE}",
+     "forbidden_construct:size_dependent"),
+    ("bcast_params", f"{BCAST.replace('LONG, 0,', 'LONG, size > 4,')}\n{REDUCE}",
+     "forbidden_construct:size_dependent"),
+    ("bcast_params", f"{BCAST.replace('LONG, 0,', 'LONG, (size - 2) * (size - 3) * (size - 4),')}"
+     f"\n{REDUCE}", "forbidden_construct:size_dependent"),
+    ("bcast_params", f"{BCAST.replace('params, 3,', 'params, 3 * (size < 5),')}\n{REDUCE}",
+     "forbidden_construct:size_dependent"),
+]  # fmt: skip
+CHEATS += REDTEAM + CLOSED + SECOND_PASS
 HONEST = [
     ("bcast_params", "16: MPI_Bcast((void *)&params[0], (int)3, MPI_LONG, 0, MPI_COMM_WORLD)\n"
      "18: MPI_Allreduce(&local, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD); // all ranks"),
