@@ -17,6 +17,21 @@
         v2 += v1; v1 = CODEGEN_ROTL(v1, 17); v1 ^= v2; v2 = CODEGEN_ROTL(v2, 32);             \
     } while (0)
 
+/* The last block b (the message length in its top byte), then finalization; the hash is
+ * then v0 ^ v1 ^ v2 ^ v3. */
+#define CODEGEN_SIP_LAST(b)                                                              \
+    do {                                                                                \
+        v3 ^= (b);                                                                      \
+        CODEGEN_SIPROUND;                                                               \
+        CODEGEN_SIPROUND;                                                               \
+        v0 ^= (b);                                                                      \
+        v2 ^= 0xff;                                                                     \
+        CODEGEN_SIPROUND;                                                               \
+        CODEGEN_SIPROUND;                                                               \
+        CODEGEN_SIPROUND;                                                               \
+        CODEGEN_SIPROUND;                                                               \
+    } while (0)
+
 static inline uint64_t codegen_le64(const unsigned char *p) {
     uint64_t v = 0;
     for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
@@ -38,15 +53,7 @@ static inline uint64_t codegen_siphash24(const unsigned char key[16], const void
     }
     uint64_t b = (uint64_t)len << 56;
     for (size_t i = 0; i < len % 8; ++i) b |= (uint64_t)in[full + i] << (8 * i);
-    v3 ^= b;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
+    CODEGEN_SIP_LAST(b);
     return v0 ^ v1 ^ v2 ^ v3;
 }
 #endif

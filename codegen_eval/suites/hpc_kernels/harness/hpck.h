@@ -63,15 +63,7 @@ static inline hpck_rng hpck_stream(hpck_seed s, unsigned stream) {
 static inline uint64_t hpck_prf(const hpck_rng *r, uint64_t m) {
     uint64_t v0 = r->v0, v1 = r->v1, v2 = r->v2, v3 = r->v3;
     const uint64_t b = (uint64_t)7 << 56 | (m & 0xffffffffffffffULL);
-    v3 ^= b;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
-    CODEGEN_SIPROUND;
+    CODEGEN_SIP_LAST(b);
     return v0 ^ v1 ^ v2 ^ v3;
 }
 
