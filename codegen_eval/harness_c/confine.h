@@ -57,17 +57,17 @@
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), 0, 1), CONFINE_DENY, CONFINE_ALLOW
 
 /* What sched_setaffinity may do. ANY: on any thread (libgomp pins its threads by thread id;
- * a harness that has nothing left to time may allow it). OWN: this process only. NONE: never
- * (a process its guard pinned to the CPUs its configuration names: new threads inherit the
- * pin, and no call can widen it). */
-enum { CONFINE_AFFINITY_OWN = 0, CONFINE_AFFINITY_ANY = 1, CONFINE_AFFINITY_NONE = 2 };
+ * a harness that has nothing left to time may allow it). OWN: this process only.
+ * SINGLE_THREAD: OWN, and no new threads either (clone refused outright): for a program
+ * that its configuration holds to one thread, whatever CPUs the machine has free. */
+enum { CONFINE_AFFINITY_OWN = 0, CONFINE_AFFINITY_ANY = 1, CONFINE_SINGLE_THREAD = 2 };
 
-/* 0 on success; affinity: one of CONFINE_AFFINITY_*. */
-static inline int confine_seccomp(int affinity) {
+/* 0 on success; mode: one of the values above. */
+static inline int confine_seccomp(int mode) {
     const uint32_t self = (uint32_t)getpid();
     /* (uint32_t)-1 matches no system call */
-    const uint32_t affinity_nr = affinity == CONFINE_AFFINITY_ANY ? (uint32_t)-1 : SYS_sched_setaffinity;
-    const uint32_t pinned_nr = affinity == CONFINE_AFFINITY_NONE ? SYS_sched_setaffinity : (uint32_t)-1;
+    const uint32_t affinity_nr = mode == CONFINE_AFFINITY_ANY ? (uint32_t)-1 : SYS_sched_setaffinity;
+    const uint32_t clone_nr = mode == CONFINE_SINGLE_THREAD ? SYS_clone : (uint32_t)-1;
     struct sock_filter f[] = {
         CONFINE_LOAD(offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CONFINE_AUDIT_ARCH, 1, 0),
@@ -82,6 +82,7 @@ static inline int confine_seccomp(int affinity) {
         /* clone3 keeps its flags behind a pointer: "not implemented" makes glibc fall back
          * to clone, whose flags a filter can read */
         CONFINE_IF_NR(SYS_clone3, 1), CONFINE_RET(SECCOMP_RET_ERRNO | ENOSYS),
+        CONFINE_IF_NR(clone_nr, 1), CONFINE_DENY, /* SINGLE_THREAD: no thread either */
         CONFINE_IF_NR(SYS_clone, 4), CONFINE_LOAD(CONFINE_ARG(0)),
         BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x00010000 /* CLONE_THREAD */, 0, 1),
         CONFINE_ALLOW, CONFINE_DENY,
@@ -103,7 +104,6 @@ static inline int confine_seccomp(int affinity) {
         CONFINE_IF_NR(SYS_kcmp, 1), CONFINE_DENY,
         /* PRIO_PGRP / PRIO_USER would reach the checker: no priorities at all */
         CONFINE_IF_NR(SYS_setpriority, 1), CONFINE_DENY,
-        CONFINE_IF_NR(pinned_nr, 1), CONFINE_DENY,
         CONFINE_IF_NR(affinity_nr, 5), CONFINE_LOAD(CONFINE_ARG(0)), CONFINE_SELF_OR_ZERO(self),
         CONFINE_IF_NR(SYS_sched_setscheduler, 5), CONFINE_LOAD(CONFINE_ARG(0)),
         CONFINE_SELF_OR_ZERO(self),

@@ -173,10 +173,9 @@ class HpcKernelsScorer:
                 "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
             }
         )
-        if np_ * threads == 1:
-            # the guard pins the process to one CPU and refuses affinity calls: a "serial"
-            # candidate's own threads share that CPU
-            env["HPCK_ONE_CPU"] = "1"
+        if variant == "serial":
+            # the guard's filter refuses clone: a "serial" candidate starts no threads
+            env["HPCK_SINGLE_THREAD"] = "1"
         if np_ * threads <= (os.cpu_count() or 1) and threads > 1:
             # Threads pinned one per CPU: after the host's SIGCONT the scheduler tends to leave
             # a process's threads together on one CPU for milliseconds (2-thread windows

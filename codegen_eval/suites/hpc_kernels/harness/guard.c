@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,28 +50,17 @@ int main(int argc, char **argv) {
     memcpy(addr.sun_path + 1, name, strlen(name)); /* abstract: sun_path[0] == 0 */
     socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name));
     if (connect(s, (struct sockaddr *)&addr, alen) != 0) die("connect");
-    /* CPU affinity stays open where the configuration has several threads: libgomp binds its
-     * threads by thread id, and pinning the host elsewhere can only make the candidate's own
-     * windows longer (the baseline is already measured). A one-CPU configuration
-     * (HPCK_ONE_CPU=1, set by the scorer for np 1 x 1 thread) is pinned here to the CPU the
-     * guard runs on, and the filter refuses every sched_setaffinity: a "serial" candidate
-     * that starts threads gets no second CPU (it had up to 2x on two free CPUs). The
-     * baseline runs in the same process, on the same CPU. Abstract sockets stay open: the
-     * connection to the host is one. */
-    const char *one = getenv("HPCK_ONE_CPU");
-    const int pinned = one && strcmp(one, "1") == 0;
-    if (pinned) {
-        int cpu = sched_getcpu();
-        cpu_set_t set;
-        if (cpu < 0) { /* no vDSO answer: the first CPU we may use */
-            if (sched_getaffinity(0, sizeof set, &set) != 0) die("sched_getaffinity");
-            for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set); ++cpu) {}
-        }
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
-    }
-    unsetenv("HPCK_ONE_CPU");
+    /* CPU affinity stays open: libgomp binds its threads by thread id, and pinning the host
+     * elsewhere can only make the candidate's own windows longer (the baseline is already
+     * measured). A serial configuration (HPCK_SINGLE_THREAD=1, set by the scorer) gets no
+     * second thread at all: the filter refuses clone, so a "serial" candidate cannot use a
+     * second CPU (with two pthreads it had up to 2x on two free CPUs). Pinning it to one CPU
+     * instead made timing at load unusable (a nice-19 process held to a busy CPU: the same
+     * code measured 0.4-33x against itself). Abstract sockets stay open: the connection to
+     * the host is one. */
+    const char *single = getenv("HPCK_SINGLE_THREAD");
+    const int single_thread = single && strcmp(single, "1") == 0;
+    unsetenv("HPCK_SINGLE_THREAD");
     /* The host stops the candidate when it hears DONE; until it gets a CPU to do so, a thread
      * the candidate left running goes on working outside the timed window. On a loaded machine
      * that wait is long (at load 6 on 2 CPUs a detached thread finished all of AXPY in it).
@@ -86,7 +74,7 @@ int main(int argc, char **argv) {
     /* the filter lets it change its own scheduling policy: with an RLIMIT_RTPRIO above 0 (a
      * machine whose limits.conf grants real-time priority) SCHED_FIFO would starve the host */
     if (setrlimit(RLIMIT_RTPRIO, &no_raise) != 0) die("setrlimit");
-    if (confine_seccomp(pinned ? CONFINE_AFFINITY_NONE : CONFINE_AFFINITY_ANY) != 0) die("seccomp");
+    if (confine_seccomp(single_thread ? CONFINE_SINGLE_THREAD : CONFINE_AFFINITY_ANY) != 0) die("seccomp");
     int landlock = confine_landlock(0);
     hpck_msg hello = {HPCK_MAGIC, 'g', (uint32_t)landlock, 0};
     if (send(s, &hello, sizeof hello, 0) != (ssize_t)sizeof hello) die("send");
