@@ -166,8 +166,6 @@ static void cge_done(MPI_Request handle, const MPI_Status *st) {
     }
 }
 
-/* Statuses for a completion call: the caller's, or `own` (n of them) when it ignores them,
- * since a shadowed receive needs its message length. */
 /* Waitsome / Testsome: the requests named by indices[0 .. outcount) completed. */
 static void cge_done_some(const MPI_Request *h, const MPI_Status *st, int count, int outcount,
                           const int indices[]) {
@@ -178,6 +176,8 @@ static void cge_done_some(const MPI_Request *h, const MPI_Status *st, int count,
             cge_done(h[indices[k]], &st[k]);
 }
 
+/* Statuses for a completion call: the caller's, or `own` (n of them) when it ignores them,
+ * since a shadowed receive needs its message length. */
 static MPI_Status *cge_statuses(MPI_Status *given, int n, MPI_Status **own) {
     *own = NULL;
     if (given != MPI_STATUSES_IGNORE)

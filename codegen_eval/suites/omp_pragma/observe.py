@@ -268,20 +268,27 @@ def shared(run: Trace) -> bool:
     return not shareable or any(e.workers >= 2 for e in shareable)
 
 
+def _taskloop_cut(n: int, screened: ScreenedPragma) -> tuple[int, int]:
+    """The fewest and the most of an encounter's n iterations that one task of a taskloop
+    holds at 2 threads, as libgomp 12 cuts it (taskloop.c)."""
+    if (g := screened.constant("grainsize")) is not None:
+        g = max(1, g)
+        if screened.constant("strict"):
+            return min(g, n), min(g, n)  # tasks of exactly g, the remainder in one more
+        tasks = max(1, n // g)  # n // g tasks (at least one), evenly cut
+    else:
+        k = screened.constant("num_tasks")
+        tasks = min(2 if k is None else max(1, k), n)  # default: one task per thread
+    return n // tasks, -(-n // tasks)
+
+
 def _largest_piece(n: int, screened: ScreenedPragma) -> int:
     """The most of an encounter's n iterations that one chunk or task holds at 2 threads, as
     libgomp 12 cuts the loop (loop.c, iter.c, taskloop.c). gcc takes a chunk, grainsize or
     task count below 1 as 1 (with a warning)."""
     words = screened.words
     if "taskloop" in words:
-        if (g := screened.constant("grainsize")) is not None:
-            g = max(1, g)
-            if screened.constant("strict"):
-                return min(g, n)  # tasks of exactly g, the remainder in one more
-            return -(-n // max(1, n // g))  # n // g tasks (at least one), evenly cut
-        k = screened.constant("num_tasks")
-        k = 2 if k is None else max(1, k)  # default: one task per thread of the team
-        return -(-n // min(k, n))
+        return _taskloop_cut(n, screened)[1]
     if "for" in words and screened.schedule_kind in ("dynamic", "guided"):
         chunk = max(1, screened.constant("chunk") or 1)
         if screened.schedule_kind == "guided":  # the first chunk: n / threads, at least chunk
@@ -298,12 +305,7 @@ def _smallest_piece(n: int, screened: ScreenedPragma) -> int:
     if screened.constant("simd_schedule"):
         return n  # schedule(simd: ...) rounds every chunk up to the vector length
     if "taskloop" in words:
-        if (g := screened.constant("grainsize")) is not None:
-            g = max(1, g)
-            return min(g, n) if screened.constant("strict") else n // max(1, n // g)
-        k = screened.constant("num_tasks")
-        k = 2 if k is None else max(1, k)
-        return n // min(k, n)
+        return _taskloop_cut(n, screened)[0]
     kind = screened.schedule_kind
     if "for" in words and kind in ("static", "dynamic"):
         chunk = screened.constant("chunk")

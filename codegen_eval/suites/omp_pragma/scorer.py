@@ -70,7 +70,7 @@ from .observe import (
 )
 from .pragma import OmpPragma, PragmaSyntaxError, compare, logical_lines, parse_pragma
 from .screen import ScreenedPragma, screen_pragma
-from .sharing import Sharing, check_sharing, unvectorised
+from .sharing import Sharing, check_sharing, undeferred, unvectorised
 
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _PRAGMA_LINE = re.compile(r"^\s*#\s*pragma\s+omp\b", re.IGNORECASE)
@@ -208,7 +208,9 @@ class _Plan:
     observed: bool  # the reference is a parallel construct: observe the runs
     # the answer's data-sharing faults (sharing.check_sharing); none checked for `none`
     sharing: Sharing = field(default_factory=Sharing)
-    unvectorised: str | None = None  # why a simd answer cannot vectorise (sharing.py)
+    # why the clauses alone leave the loop serial: a taskloop that may run undeferred, a simd
+    # answer that cannot vectorise (sharing.py)
+    serial_by_clauses: str | None = None
     depth: int = 1  # the answer's collapse: where the per-iteration hook goes
 
     @property
@@ -277,7 +279,9 @@ class OmpPragmaScorer:
         if screened is not None and cand is not None:
             sharing = check_sharing(reference, cand, self._loop_vars(sample, cand))
             macros = _names(sample.files["program.c"]).macros
-            serial_simd = unvectorised(reference, screened, macros)
+            serial_simd = undeferred(reference, screened, macros) or unvectorised(
+                reference, screened, macros
+            )
             depth = max(1, cand.collapse)
         plan = _Plan(answer, screened, reference, cand, self._observes(sample), sharing,
                      serial_simd, depth)  # fmt: skip
@@ -390,9 +394,9 @@ class OmpPragmaScorer:
         if plan.sharing or plan.unguarded:  # it compiles (compile errors come first), and races
             return _data_race(plan, metrics)
         wrong = FailureClass.WRONG_ANSWER
-        if plan.unvectorised:
+        if plan.serial_by_clauses:
             return _fail(f"{wrong}:not_parallel", f"{_one_line(plan.answer)}: "
-                         f"{plan.unvectorised} (decided without running)", metrics)  # fmt: skip
+                         f"{plan.serial_by_clauses} (decided without running)", metrics)  # fmt: skip
         if (why := await self._one_lane(sb, sample, plan)) is not None:
             return _fail(f"{wrong}:not_parallel", f"{_one_line(plan.answer)}: {why} "
                          "(decided without running)", metrics)  # fmt: skip

@@ -127,22 +127,24 @@ def _condition_fault(
     return None
 
 
+def undeferred(
+    reference: OmpPragma | None, screened: ScreenedPragma, macros: Mapping[str, str]
+) -> str | None:
+    """Why the answer's taskloop may run its tasks undeferred (one after the other, by the
+    thread that meets the loop, which a team of 2+ threads does not show), or None."""
+    if reference is None or "taskloop" not in screened.words:
+        return None
+    return _condition_fault(
+        screened, macros, frozenset({None, "taskloop"}), "its tasks undeferred, on one thread"
+    )
+
+
 def unvectorised(
     reference: OmpPragma | None, screened: ScreenedPragma, macros: Mapping[str, str]
 ) -> str | None:
-    """Why the answer's construct runs the loop serially where the clauses alone decide it,
-    or None: a simd construct that cannot vectorise the loop a simd reference vectorises,
-    or a taskloop whose tasks an if clause may make undeferred (run one after the other by
-    the thread that meets the loop, which a team of 2+ threads does not show)."""
-    if reference is None:
-        return None
-    if "taskloop" in screened.words:
-        why = _condition_fault(
-            screened, macros, frozenset({None, "taskloop"}), "its tasks undeferred, on one thread"
-        )
-        if why:
-            return why
-    if "simd" not in reference.directive.split():
+    """Why the answer's simd construct cannot vectorise the loop a simd reference
+    vectorises, or None."""
+    if reference is None or "simd" not in reference.directive.split():
         return None
     if "simd" not in screened.words:
         return None  # wrong_construct, decided before
