@@ -25,7 +25,7 @@ from pathlib import Path
 
 from . import _launcher, seccomp
 from ._runner import LaunchSpec, rlimits_for, run, sweep_file_size
-from .base import Sandbox, base_dir, sandbox_uid
+from .base import _RESERVED, Sandbox, base_dir, sandbox_uid
 from .cgroups import RunCgroup, layout
 from .types import ExecResult, ExecStatus, Limits, SandboxError
 
@@ -165,24 +165,26 @@ def _system_binds() -> tuple[str, ...]:
     return tuple(args)
 
 
-def _ro_binds(paths: tuple[str, ...]) -> list[str]:
-    """--ro-bind each path on itself. The directories bwrap creates to hold a mount point
-    belong to the payload's uid: under the read-only root that is harmless, but under the
-    writable /tmp the payload could rename an ancestor (/tmp/a of /tmp/a/b) and put its own
-    files at the path. So such ancestors live on a tmpfs of their own (a mount
+def _binds(ro: tuple[str, ...], rw: tuple[str, ...] = ()) -> list[str]:
+    """Bind each path on itself, `ro` read-only. The directories bwrap creates to hold a
+    mount point belong to the payload's uid: under the read-only root that is harmless, but
+    under the writable /tmp the payload could rename an ancestor (/tmp/a of /tmp/a/b) and put
+    its own files at the path. So such ancestors live on a tmpfs of their own (a mount
     point cannot be renamed) that is made read-only once the binds are in."""
     a: list[str] = []
     shelters: list[str] = []
-    for p in paths:
+    for p in (*ro, *rw):
         parts = p.split("/")  # "", "tmp", "a", "b"
         if parts[1] == "tmp" and len(parts) > 3:
             top = "/".join(parts[:3])  # /tmp/a
-            if top not in shelters and top not in paths:
+            if top not in shelters and top not in ro and top not in rw:
                 shelters.append(top)
     for top in shelters:
         a += ["--size", str(1 << 20), "--tmpfs", top]
-    for p in paths:
+    for p in ro:
         a += ["--ro-bind", p, p]
+    for p in rw:
+        a += ["--bind", p, p]
     for top in shelters:
         a += ["--remount-ro", top]
     return a
@@ -196,10 +198,21 @@ class BwrapSandbox(Sandbox):
         *,
         uid: int | None = None,
         extra_ro_binds: tuple[str, ...] = (),
+        extra_rw_binds: tuple[str, ...] = (),
         run_dir_mb: int | None = None,
     ) -> None:
+        """extra_rw_binds (this backend only): host directories the payload may write, at
+        the same path, e.g. a kernel build directory that make updates in place. As root
+        they must belong to the sandbox uid (`sandbox_uid()`): the payload writes them as
+        that uid, so nothing in them can be a file of ours it must not touch."""
         super().__init__(extra_ro_binds=extra_ro_binds, run_dir_mb=run_dir_mb)
         self._uid = uid
+        self.extra_rw_binds = tuple(str(Path(p)) for p in extra_rw_binds)
+        for p in self.extra_rw_binds:
+            if not os.path.isabs(p) or not os.path.isdir(p):
+                raise ValueError(f"extra_rw_binds takes existing absolute directories: {p!r}")
+            if p == "/" or any(p == r or p.startswith(r + "/") for r in _RESERVED):
+                raise ValueError(f"extra_rw_binds: {p!r} would hide the sandbox's own {p}")
 
     async def start(self) -> None:
         bwrap_path()
@@ -239,7 +252,8 @@ class BwrapSandbox(Sandbox):
         a += ["--proc", "/proc", "--dev", "/dev"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/dev/shm"]
         a += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-        a += _ro_binds(self.extra_ro_binds)  # after /tmp: binds under it must not be hidden
+        # After /tmp: binds under it must not be hidden.
+        a += _binds(self.extra_ro_binds, self.extra_rw_binds)
         # hwloc (Open MPI, OpenMP affinity) reads the CPU topology.
         a += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
         if limits.gpus > 0:

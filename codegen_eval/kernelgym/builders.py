@@ -1,40 +1,55 @@
 """Builders: turn (sources, candidate patch) into a bootable kernel and/or a module.
 
 - `ModuleBuilder`: an out-of-tree module against Debian's installed linux-headers (tier 0),
-  or against a `KernelTree`'s build directory (tier 1 modules).
+  or against a `KernelTree`'s build directory (tier 1 modules). The candidate's patch is
+  applied and make runs inside the bubblewrap sandbox (unprivileged uid, no network, only
+  the headers visible): a module's Makefile is the candidate's to change, and make runs it.
 - `KernelTree`: Debian's linux-source-6.1 unpacked once into the cache, built per config
   fragment (tinyconfig + fragment) into its own O= directory; a patch is applied, built
   incrementally and reverted.
 - `GitKernelBuilder`: a user's own Linux git checkout at a bug's commit (git worktree, the
   bug's config, olddefconfig), for real kBench records on larger machines.
 
-A patch that does not apply and a build that fails are results, never exceptions.
+A patch that does not apply and a build that fails are results, never exceptions. Every
+candidate patch first passes `patch_screen.screen_patch` (C sources and headers only).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import fcntl
+import functools
 import hashlib
+import logging
 import os
 import re
+import shlex
 import shutil
-import signal
 import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from sandboxes import Limits, open_sandbox
 from sandboxes.qemu import extract_vmlinux
 
+from .buildrun import (
+    confined_shell,
+    copy_out,
+    exec_log,
+    run_async,
+    run_host,
+    sandbox_can_read,
+)
+from .patch_screen import screen_patch
+
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class BuildStatus(StrEnum):
@@ -66,10 +81,18 @@ class BuildResult:
         return "\n".join(keep[:60]) or self.log[-3000:]
 
 
+ROOT_CACHE = Path("/var/cache/codegen-lab/kernelgym")
+
+
 def cache_root() -> Path:
+    """$KERNELGYM_CACHE, else ~/.cache/codegen-lab/kernelgym, and for root
+    /var/cache/codegen-lab/kernelgym: the kernel trees must be readable by the sandbox's
+    unprivileged uid, which cannot pass root's 0700 home (see confined_shell)."""
     env = os.environ.get("KERNELGYM_CACHE")
     if env:
         return Path(env)
+    if os.geteuid() == 0 and not os.environ.get("XDG_CACHE_HOME"):
+        return ROOT_CACHE
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "codegen-lab" / "kernelgym"
 
@@ -89,68 +112,14 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-# The build processes started under one `in_build_thread` call (a contextvar: asyncio.to_thread
-# copies the context into its worker thread, so the set is shared with the coroutine).
-_BUILD_PROCS: contextvars.ContextVar[set[subprocess.Popen[str]] | None] = contextvars.ContextVar(
-    "kgym_build_procs", default=None
-)
-
-
-def _kill_tree(proc: subprocess.Popen[str]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _run(cmd: list[str], cwd: Path | str, timeout: float = 3600) -> tuple[int, str]:
-    """Run a build command in a process group of its own, so that a timeout or a cancelled
-    build (see in_build_thread) kills make and every compiler it started, not make alone."""
-    procs = _BUILD_PROCS.get()
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        errors="replace", start_new_session=True,
-    )  # fmt: skip
-    if procs is not None:
-        procs.add(proc)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_tree(proc)
-        out, _ = proc.communicate()
-        return 124, f"{out or ''}\ntimeout after {timeout:.0f}s: {' '.join(cmd)}"
-    except BaseException:  # Ctrl-C in this thread: the group does not get the terminal's
-        _kill_tree(proc)
-        proc.wait()
-        raise
-    finally:
-        if procs is not None:
-            procs.discard(proc)
-    return proc.returncode, out
-
-
-async def in_build_thread(fn: Callable[..., T], *args: Any) -> T:
-    """`await asyncio.to_thread(fn, *args)` for a build: when the awaiting task is cancelled
-    (Ctrl-C, a timeout), the build's processes are killed, so the worker thread returns at
-    once instead of holding the interpreter's exit until make finishes (minutes for a
-    kernel). A build its own process group does not see the terminal's Ctrl-C by itself."""
-    procs: set[subprocess.Popen[str]] = set()
-    token = _BUILD_PROCS.set(procs)
-    try:
-        return await asyncio.to_thread(fn, *args)
-    except asyncio.CancelledError:
-        for proc in list(procs):
-            _kill_tree(proc)
-        raise
-    finally:
-        _BUILD_PROCS.reset(token)
-
-
 def apply_patch(tree: Path, patch_text: str, *, reverse: bool = False) -> tuple[bool, str]:
     """`patch -p1` in `tree`, all or nothing: a dry run first so a failed hunk leaves no trace."""
     if not patch_text.strip():
         return True, ""
-    base = ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch"]
+    # --unified: never read the text as an ed script (patch would run ed on it).
+    base = ["patch", "-p1", "--unified", "--forward", "--batch", "--no-backup-if-mismatch"]
     if reverse:
-        base = ["patch", "-p1", "-R", "--batch", "--no-backup-if-mismatch"]
+        base = ["patch", "-p1", "--unified", "-R", "--batch", "--no-backup-if-mismatch"]
     for extra in (["--dry-run"], []):
         try:
             proc = subprocess.run(
@@ -214,57 +183,136 @@ def debian_kernel() -> DebianKernel:
 # ---------------------------------------------------------------- modules and reproducers
 
 
+# A module build in the sandbox: make and a handful of gcc processes, a .ko of a few MB.
+MODULE_BUILD_LIMITS = Limits(
+    wall_s=900, memory_mb=4096, pids=512, output_bytes=4 << 20, file_bytes=256 << 20,
+    tmp_mb=512, nofile=1024,
+)  # fmt: skip
+PATCH_LIMITS = Limits(wall_s=120, memory_mb=512, pids=16, output_bytes=1 << 20)
+# Applied inside the sandbox: all or nothing (a dry run first), never as an ed script.
+_PATCH_SCRIPT = (
+    'set -e; cd src; for dry in --dry-run ""; do patch -p1 --unified --forward --batch '
+    "--no-backup-if-mismatch $dry -i ../candidate.patch; done"
+)
+
+
 class ModuleBuilder:
     """Build an out-of-tree module (a directory with a Kbuild Makefile) against `kdir`
     (headers dir, or a kernel source dir plus `obj_dir` for O=). Results are cached by
-    content so that resetting a bug twice does not rebuild."""
+    content so that resetting a bug twice does not rebuild.
+
+    The candidate's patch is applied and make runs in the bubblewrap sandbox, which sees
+    `kdir`/`obj_dir` read-only and nothing else of the host. Where the sandbox's uid cannot
+    read them (a cache under root's 0700 home), the build runs on the host, screened only,
+    with a warning: point $KERNELGYM_CACHE at a world-traversable directory to avoid it."""
 
     def __init__(self, kdir: Path, obj_dir: Path | None = None, key: str = "") -> None:
         self.kdir, self.obj_dir, self.key = kdir, obj_dir, key or str(kdir)
 
+    @property
+    def confined(self) -> bool:
+        return all(sandbox_can_read(p) for p in (self.kdir, self.obj_dir) if p is not None)
+
+    def _make_cmd(self, module_dir: str) -> list[str]:
+        cmd = ["make", "-C", str(self.kdir), f"M={module_dir}", f"-j{jobs()}", "modules"]
+        if self.obj_dir is not None:
+            cmd.insert(3, f"O={self.obj_dir}")
+        return cmd
+
     def build(self, src: Path, patch_text: str = "", *, use_cache: bool = True) -> BuildResult:
         start = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="kgym-mod-") as tmp:
-            work = Path(tmp) / "src"
-            shutil.copytree(src, work)
-            ok, out = apply_patch(work, patch_text)
-            if not ok:
-                return BuildResult(
-                    BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
-                )
-            files = sorted(p for p in work.rglob("*") if p.is_file())
-            key = _digest(
-                self.key,
-                *(f"{p.relative_to(work)}" for p in files),
-                *(p.read_bytes() for p in files),
-            )
-            cached_dir = cache_root() / "modules" / key
-            if use_cache and cached_dir.is_dir() and any(cached_dir.glob("*.ko")):
-                kos = sorted(cached_dir.glob("*.ko"))
-                return BuildResult(
-                    BuildStatus.OK,
-                    (cached_dir / "build.log").read_text(errors="replace"),
-                    {"module": kos[0]},
-                    time.monotonic() - start,
-                    cached=True,
-                )
-            cmd = ["make", "-C", str(self.kdir), f"M={work}", f"-j{jobs()}", "modules"]
-            if self.obj_dir is not None:
-                cmd.insert(3, f"O={self.obj_dir}")
-            rc, log = _run(cmd, work, timeout=900)
-            kos = sorted(work.glob("*.ko"))
-            if rc != 0 or not kos:
-                return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
-            cached_dir.mkdir(parents=True, exist_ok=True)
-            for ko in kos:
-                shutil.copy2(ko, cached_dir / ko.name)
-            (cached_dir / "build.log").write_text(log)
+        refused = screen_patch(patch_text)
+        if refused:
+            return BuildResult(BuildStatus.PATCH_APPLY_FAILED, refused, wall_s=0.0)
+        sources = {
+            str(p.relative_to(src)): p.read_bytes() for p in sorted(src.rglob("*")) if p.is_file()
+        }
+        key = _digest(self.key, *sources, *sources.values(), patch_text.strip())
+        cached_dir = cache_root() / "modules" / key
+        if use_cache and cached_dir.is_dir() and any(cached_dir.glob("*.ko")):
+            kos = sorted(cached_dir.glob("*.ko"))
             return BuildResult(
                 BuildStatus.OK,
-                log,
-                {"module": cached_dir / kos[0].name},
+                (cached_dir / "build.log").read_text(errors="replace"),
+                {"module": kos[0]},
                 time.monotonic() - start,
+                cached=True,
             )
+        if self.confined:
+            status, log_text, modules = run_async(
+                functools.partial(self._build_confined, sources, patch_text)
+            )
+        else:
+            log.warning(
+                "building a candidate module on the host, unconfined: the sandbox's uid "
+                "cannot read %s (set $KERNELGYM_CACHE to a world-traversable directory)",
+                self.kdir,
+            )
+            status, log_text, modules = self._build_on_host(sources, patch_text)
+        if status is not BuildStatus.OK:
+            return BuildResult(status, log_text, wall_s=time.monotonic() - start)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=_mkdir(cache_root() / "modules")))
+        for name, data in modules.items():
+            (tmp / name).write_bytes(data)
+        (tmp / "build.log").write_text(log_text)
+        shutil.rmtree(cached_dir, ignore_errors=True)
+        tmp.rename(cached_dir)  # whole or not at all, for a concurrent reader of the cache
+        return BuildResult(
+            BuildStatus.OK,
+            log_text,
+            {"module": cached_dir / sorted(modules)[0]},
+            time.monotonic() - start,
+        )
+
+    async def _build_confined(
+        self, sources: dict[str, bytes], patch_text: str
+    ) -> tuple[BuildStatus, str, dict[str, bytes]]:
+        binds = tuple(
+            str(p.resolve())
+            for p in (self.kdir, self.obj_dir)
+            if p is not None and not str(p.resolve()).startswith("/usr/")
+        )
+        async with open_sandbox("bwrap", extra_ro_binds=binds) as sb:
+            for name, data in sources.items():
+                await sb.write_file(f"src/{name}", data)
+            if patch_text.strip():
+                await sb.write_file("candidate.patch", patch_text)
+                r = await sb.exec(["sh", "-c", _PATCH_SCRIPT], limits=PATCH_LIMITS)
+                if not r.ok:
+                    return BuildStatus.PATCH_APPLY_FAILED, exec_log(r), {}
+            # M= must be the path inside the sandbox: the shell knows it as $PWD.
+            cmd = " ".join(self._make_cmd('"$PWD/src"'))
+            r = await sb.exec(["sh", "-c", cmd], limits=MODULE_BUILD_LIMITS)
+            assert sb.run_dir is not None
+            out = sb.run_dir / "src"  # the build could have swapped it for a symlink
+            built = [] if out.is_symlink() else sorted(p.name for p in out.glob("*.ko"))
+            if not r.ok or not built:
+                return BuildStatus.BUILD_FAILED, exec_log(r), {}
+            # read_file refuses symlinks and other non-regular files the build may have left.
+            modules = {name: await sb.read_file(f"src/{name}") for name in built}
+            return BuildStatus.OK, exec_log(r), modules
+
+    def _build_on_host(
+        self, sources: dict[str, bytes], patch_text: str
+    ) -> tuple[BuildStatus, str, dict[str, bytes]]:
+        with tempfile.TemporaryDirectory(prefix="kgym-mod-") as tmp:
+            work = Path(tmp) / "src"
+            for name, data in sources.items():
+                (work / name).parent.mkdir(parents=True, exist_ok=True)
+                (work / name).write_bytes(data)
+            ok, out = apply_patch(work, patch_text)
+            if not ok:
+                return BuildStatus.PATCH_APPLY_FAILED, out, {}
+            rc, log_text = run_host(self._make_cmd(str(work)), work, timeout=900)
+            kos = sorted(work.glob("*.ko"))
+            if rc != 0 or not kos:
+                return BuildStatus.BUILD_FAILED, log_text, {}
+            return BuildStatus.OK, log_text, {ko.name: ko.read_bytes() for ko in kos}
+
+
+def _mkdir(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
 
 
 # Headers every reproducer may include (the bundled ones share kgym_repro.h); their contents
@@ -283,7 +331,7 @@ def build_reproducer(source: str, *, use_cache: bool = True) -> BuildResult:
         return BuildResult(BuildStatus.OK, "", {"repro": exe}, time.monotonic() - start, True)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "repro.c").write_text(source)
-    rc, log = _run(
+    rc, log = run_host(
         ["gcc", "-static", "-O1", "-pthread", "-I", str(REPRO_INCLUDE_DIR), "-o", "repro.tmp",
          "repro.c"], out_dir, 300,
     )  # fmt: skip
@@ -314,6 +362,9 @@ def _ensure_source(tarball: Path, dest: Path) -> Path:
     return dest
 
 
+IMAGE_RELPATH = "arch/x86/boot/bzImage"
+
+
 class KernelTree:
     """A cached kernel tree built from `tarball` with a config fragment (tinyconfig base)."""
 
@@ -336,45 +387,45 @@ class KernelTree:
 
     @property
     def image(self) -> Path:
-        # bzImage, not vmlinux: a KASAN kernel entered through PVH triple-faults at once
-        # (measured), while the gzip bzImage reaches /init in ~2 s under TCG.
-        return self.build_dir / "arch" / "x86" / "boot" / "bzImage"
+        """Where make leaves the image (a candidate's make writes there: read it with
+        copy_out). bzImage, not vmlinux: a KASAN kernel entered through PVH triple-faults at
+        once (measured), while the gzip bzImage reaches /init in ~2 s under TCG."""
+        return self.build_dir / IMAGE_RELPATH
 
     @property
     def pristine(self) -> Path:
         """A copy of the unpatched image: the build dir's own one follows the last patch."""
         return self.root / "kernels" / self.build_dir.name / "pristine" / "bzImage"
 
+    @property
+    def _built_marker(self) -> Path:
+        # Not in the build directory: the candidates' makes write there.
+        return self.pristine.parent / ".kgym-built"
+
     def is_built(self) -> bool:
-        return (self.build_dir / ".kgym-built").exists()
+        return self._built_marker.exists()
 
     def _configure(self) -> tuple[int, str]:
-        self.build_dir.mkdir(parents=True, exist_ok=True)
-        o = f"O={self.build_dir}"
-        logs = []
-        for cmd in (
-            ["make", o, "tinyconfig"],
-            [
-                "scripts/kconfig/merge_config.sh",
-                "-m",
-                "-O",
-                str(self.build_dir),
-                str(self.build_dir / ".config"),
-                str(self.fragment),
-            ],
-            ["make", o, "olddefconfig"],
-        ):
-            rc, log = _run(cmd, self.source, 600)
-            logs.append(log)
-            if rc != 0:
-                return rc, "\n".join(logs)
-        return 0, "\n".join(logs)
+        src, out = shlex.quote(str(self.source)), shlex.quote(str(self.build_dir))
+        # merge_config.sh makes its temporary files in its working directory: the build
+        # directory, since the source is read-only to the sandbox.
+        script = (
+            f'set -e; fragment="$PWD/fragment.config"; cd {out}; make -C {src} O={out} '
+            f"tinyconfig; {src}/scripts/kconfig/merge_config.sh -m -O {out} {out}/.config "
+            f'"$fragment"; make -C {src} O={out} olddefconfig'
+        )
+        return self._confined(script, {"fragment.config": self.fragment.read_text()}, 600)
 
     def _make(self) -> tuple[int, str]:
-        return _run(
-            ["make", f"O={self.build_dir}", f"-j{jobs()}", "bzImage", "modules"],
-            self.source,
-            7200,
+        src, out = shlex.quote(str(self.source)), shlex.quote(str(self.build_dir))
+        script = f"make -C {src} O={out} -j{jobs()} bzImage modules"
+        return self._confined(script, None, 7200)
+
+    def _confined(
+        self, script: str, files: dict[str, str] | None, timeout: float
+    ) -> tuple[int, str]:
+        return confined_shell(
+            script, source=self.source, out=self.build_dir, files=files, timeout=timeout
         )
 
     def ensure_built(self) -> BuildResult:
@@ -384,24 +435,25 @@ class KernelTree:
         with file_lock(self._lock):
             if self.is_built() and self.pristine.exists():
                 return BuildResult(BuildStatus.OK, "", {"kernel": self.pristine}, 0.0, True)
-            rc, log = self._configure()
+            rc, log_text = self._configure()
             if rc == 0:
                 rc, more = self._make()
-                log += more
-            if rc != 0 or not self.image.exists():
-                return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
-            self.pristine.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(self.image, self.pristine)
-            (self.build_dir / ".kgym-built").write_text(time.ctime())
+                log_text += more
+            if rc != 0 or not copy_out(self.build_dir, IMAGE_RELPATH, self.pristine):
+                return BuildResult(
+                    BuildStatus.BUILD_FAILED, log_text, wall_s=time.monotonic() - start
+                )
+            self._built_marker.write_text(time.ctime())
             return BuildResult(
-                BuildStatus.OK, log, {"kernel": self.pristine}, time.monotonic() - start
+                BuildStatus.OK, log_text, {"kernel": self.pristine}, time.monotonic() - start
             )
 
     def build_patched(self, patches: list[str] | str, *, use_cache: bool = True) -> BuildResult:
         """Apply `patches` in order (e.g. an injected bug, then a candidate fix), build
-        incrementally, keep a copy of vmlinux (cached by the patches), revert in reverse order.
-        The tree is locked for the whole cycle: one patched build at a time. Reverting changes
-        mtimes, so the next build recompiles those files (seconds)."""
+        incrementally in the sandbox, keep a copy of the image (cached by the patches), revert
+        in reverse order. The source tree is patched by us and read-only to make. The tree is
+        locked for the whole cycle: one patched build at a time. Reverting changes mtimes, so
+        the next build recompiles those files (seconds)."""
         todo = [p for p in ([patches] if isinstance(patches, str) else patches) if p.strip()]
         base = self.ensure_built()
         if not base.ok or not todo:
@@ -420,15 +472,13 @@ class KernelTree:
                             BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
                         )
                     applied.append(patch)
-                rc, log = self._make()
-                if rc != 0:
+                rc, log_text = self._make()
+                if rc != 0 or not copy_out(self.build_dir, IMAGE_RELPATH, cached):
                     return BuildResult(
-                        BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start
+                        BuildStatus.BUILD_FAILED, log_text, wall_s=time.monotonic() - start
                     )
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(self.image, cached)
                 return BuildResult(
-                    BuildStatus.OK, log, {"kernel": cached}, time.monotonic() - start
+                    BuildStatus.OK, log_text, {"kernel": cached}, time.monotonic() - start
                 )
             finally:
                 for patch in reversed(applied):
@@ -479,13 +529,15 @@ class GitKernelBuilder:
 
     def _worktree(self, commit: str) -> Path:
         wt = self.root / self.worktree_name(commit)
-        if (wt / ".git").exists() and _run(["git", "rev-parse", "-q", "--verify", "HEAD"], wt)[0]:
+        if (wt / ".git").exists() and run_host(["git", "rev-parse", "-q", "--verify", "HEAD"], wt)[
+            0
+        ]:
             # Left over from a repository that was since removed or recreated: start afresh.
             shutil.rmtree(wt)
-            _run(["git", "-C", str(self.repo), "worktree", "prune"], self.repo, 600)
+            run_host(["git", "-C", str(self.repo), "worktree", "prune"], self.repo, 600)
         if not (wt / ".git").exists():
             self.root.mkdir(parents=True, exist_ok=True)
-            rc, log = _run(
+            rc, log = run_host(
                 [
                     "git",
                     "-C",
@@ -514,16 +566,22 @@ class GitKernelBuilder:
     def _configure(self, wt: Path, out: Path, config: str) -> tuple[int, str]:
         """Write the bug's config and let olddefconfig fill in what this tree's Kconfig
         knows and the config does not; done once per build directory (a marker holds the
-        digest), since rerunning it would touch include/config and rebuild more."""
-        marker = out / ".kgym-config"
+        digest), since rerunning it would touch include/config and rebuild more. The marker
+        is ours, outside the build directory that the candidates' makes write."""
+        marker = self.root / "markers" / f"{out.name}.config"
         if marker.exists() and marker.read_text() == _digest(config):
             return 0, ""
-        out.mkdir(parents=True, exist_ok=True)
-        (out / ".config").write_text(config)
-        rc, log = _run(["make", f"O={out}", "olddefconfig"], wt, 600)
+        script = (
+            f'set -e; cp "$PWD/bug.config" {shlex.quote(str(out))}/.config; '
+            f"cd {shlex.quote(str(wt))}; make O={shlex.quote(str(out))} olddefconfig"
+        )
+        rc, log_text = confined_shell(
+            script, source=wt, out=out, files={"bug.config": config}, timeout=600
+        )
         if rc == 0:
+            _mkdir(marker.parent)
             marker.write_text(_digest(config))
-        return rc, log
+        return rc, log_text
 
     def build(
         self,
@@ -534,6 +592,9 @@ class GitKernelBuilder:
         use_cache: bool = True,
     ) -> BuildResult:
         start = time.monotonic()
+        refused = screen_patch(patch_text)
+        if refused:
+            return BuildResult(BuildStatus.PATCH_APPLY_FAILED, refused)
         cached = self.artifact_path(commit, config, patch_text)
         if use_cache and cached.exists():
             return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, cached=True)
@@ -541,9 +602,9 @@ class GitKernelBuilder:
         # One candidate at a time per worktree: they share its files and build directory.
         with file_lock(self._lock(commit)):
             wt = self._worktree(commit)
-            _run(["git", "checkout", "--force", "--detach", commit], wt, 600)
+            run_host(["git", "checkout", "--force", "--detach", commit], wt, 600)
             # -x as well: an O= build refuses a source tree with a .config or objects in it.
-            _run(["git", "clean", "-ffdxq"], wt, 600)
+            run_host(["git", "clean", "-ffdxq"], wt, 600)
             ok, log = apply_patch(wt, patch_text)
             if not ok:
                 return BuildResult(
@@ -552,19 +613,20 @@ class GitKernelBuilder:
             try:
                 rc, log = self._configure(wt, out, config)
                 if rc == 0:
-                    rc, more = _run(["make", f"O={out}", f"-j{jobs()}", self.target], wt, 4 * 3600)
+                    script = (
+                        f"cd {shlex.quote(str(wt))} && make O={shlex.quote(str(out))} "
+                        f"-j{jobs()} {shlex.quote(self.target)}"
+                    )
+                    rc, more = confined_shell(script, source=wt, out=out, timeout=4 * 3600)
                     log += more
-                artifact = out / self.image
-                if rc != 0 or not artifact.exists():
+                if rc != 0 or not copy_out(out, self.image, cached):
                     return BuildResult(
                         BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start
                     )
-                cached.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(artifact, cached)
                 return BuildResult(
                     BuildStatus.OK, log, {"kernel": cached}, time.monotonic() - start
                 )
             finally:
                 # Leave the worktree at the pristine commit for the next candidate.
-                _run(["git", "checkout", "--force", "--detach", commit], wt, 600)
-                _run(["git", "clean", "-ffdq"], wt, 600)
+                run_host(["git", "checkout", "--force", "--detach", commit], wt, 600)
+                run_host(["git", "clean", "-ffdq"], wt, 600)

@@ -27,14 +27,15 @@ from codegen_eval.kernelgym.builders import (
     ModuleBuilder,
     build_reproducer,
     debian_kernel,
-    in_build_thread,
 )
+from codegen_eval.kernelgym.buildrun import in_build_thread
 from codegen_eval.kernelgym.kbench import (
     BugSetupError,
     KBenchInputs,
     kbench_inputs,
     missing_tree_error,
 )
+from codegen_eval.kernelgym.patch_screen import screen_patch
 from codegen_eval.kernelgym.records import BugRecord
 from codegen_eval.kernelgym.runner import (
     FUNCTION_BROKEN_RC,
@@ -203,6 +204,9 @@ class Scorer:
     def build(self, bug: BugRecord, patch: str) -> tuple[BuildResult, Path | None, Path | None]:
         """(result, kernel, module) for `bug` with candidate `patch` (may be empty)."""
         kind, tier = bug.kind, bug.tier
+        refused = screen_patch(patch)
+        if refused:  # before any build: kernel-tree builds run make on the host
+            return BuildResult(BuildStatus.PATCH_APPLY_FAILED, refused), None, None
         if kind == "module" and tier == 0:
             dk = debian_kernel()
             assert bug.source_dir is not None

@@ -136,11 +136,11 @@ async def test_a_cancelled_build_kills_its_process_tree(tmp_path: Path) -> None:
     import asyncio
     import time
 
-    from codegen_eval.kernelgym.builders import _run, in_build_thread
+    from codegen_eval.kernelgym.buildrun import in_build_thread, run_host
 
     marker = tmp_path / "grandchild.pid"
     cmd = ["sh", "-c", f"sleep 300 & echo $! > {marker}; wait"]
-    task = asyncio.ensure_future(in_build_thread(_run, cmd, tmp_path, 600))
+    task = asyncio.ensure_future(in_build_thread(run_host, cmd, tmp_path, 600))
     grandchild = await asyncio.to_thread(_pid_from, marker)
     t0 = time.monotonic()
     task.cancel()
@@ -179,9 +179,9 @@ def _gone(pid: int, timeout: float = 5) -> bool:
 
 
 def test_a_build_timeout_kills_the_whole_group(tmp_path: Path) -> None:
-    from codegen_eval.kernelgym.builders import _run
+    from codegen_eval.kernelgym.buildrun import run_host
 
     marker = tmp_path / "grandchild.pid"
-    rc, log = _run(["sh", "-c", f"sleep 300 & echo $! > {marker}; wait"], tmp_path, timeout=1)
+    rc, log = run_host(["sh", "-c", f"sleep 300 & echo $! > {marker}; wait"], tmp_path, timeout=1)
     assert rc == 124 and "timeout after 1s" in log
     assert _gone(_pid_from(marker))

@@ -139,6 +139,20 @@ NEAR_MISSES = [
      "function_broken"),
     # the report silenced: the second start goes through
     ("t0-warn", "kgym_warn.c", "\tWARN_ON(kgym_state != KGYM_IDLE);\n", "", "function_broken"),
+    # Red team (2026-11-27): accept every write and do none of the work. The return codes
+    # alone were satisfied; the kernel log now has to show the work done.
+    ("t0-null-deref", "kgym_null.c", "\tstrim(key);\n", "\tstrim(key);\n\treturn len;\n",
+     "function_broken"),
+    ("t0-divide-error", "kgym_div.c", "\tmutex_lock(&kgym_lock);\n",
+     "\treturn len;\n\tmutex_lock(&kgym_lock);\n", "function_broken"),
+    ("t0-hung-task", "kgym_hung.c", "\tmutex_lock(&kgym_lock);\n",
+     "\tif (v < 0)\n\t\treturn -EINVAL;\n\treturn len;\n\tmutex_lock(&kgym_lock);\n",
+     "function_broken"),
+    ("t0-refcount", "kgym_ref.c", "\tmutex_lock(&kgym_lock);\n",
+     "\tkfree(s);\n\treturn len;\n\tmutex_lock(&kgym_lock);\n", "function_broken"),
+    ("t0-soft-lockup", "kgym_lockup.c", "\tspin_lock(&kgym_lock);\n",
+     "\tif (end >= KGYM_RING)\n\t\treturn -EINVAL;\n\treturn len;\n\tspin_lock(&kgym_lock);\n",
+     "function_broken"),
 ]  # fmt: skip
 
 

@@ -9,6 +9,7 @@ int main(void)
 	run(PROC, "add 4", MUST_WORK);
 	run(PROC, "add 6", MUST_WORK);
 	run(PROC, "avg", MUST_WORK);
+	expect_log("kgym_div: avg 5");
 	run(PROC, "reset", MUST_WORK);
 	run(PROC, "avg", ANY);
 	return kgym_end();

@@ -8,5 +8,6 @@ int main(void)
 	kgym_begin();
 	run(PROC, "-1", MUST_FAIL);
 	run(PROC, "7", MUST_WORK);
+	expect_log("kgym_hung: reg 7");
 	return kgym_end();
 }

@@ -8,5 +8,6 @@ int main(void)
 	kgym_begin();
 	run(PROC, "this string is far too long for the buffer", ANY);
 	run(PROC, "short", MUST_WORK);
+	expect_log("kgym_ref: stored short");
 	return kgym_end();
 }

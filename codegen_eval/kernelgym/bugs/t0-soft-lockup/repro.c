@@ -9,6 +9,7 @@ int main(void)
 {
 	kgym_begin();
 	run(PROC, "3", MUST_WORK);
+	expect_log("kgym_lockup: sum 8"); // 3 + 1 + 4
 	run(PROC, "8", MUST_FAIL);
 	run(PROC, "9", MUST_FAIL);
 	return kgym_end();

@@ -22,6 +22,7 @@ static ssize_t kgym_hung_write(struct file *file, const char __user *ubuf,
 	if (v < 0)
 		return -EINVAL;
 	kgym_reg = v;
+	pr_info("kgym_hung: reg %d\n", kgym_reg);
 	mutex_unlock(&kgym_lock);
 	return len;
 }

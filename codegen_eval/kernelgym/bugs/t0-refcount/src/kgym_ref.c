@@ -29,6 +29,7 @@ static int kgym_ref_fill(struct kgym_buf *b, const char *src)
 	}
 	refcount_inc(&b->ref);
 	strscpy(b->data, src, sizeof(b->data));
+	pr_info("kgym_ref: stored %s\n", b->data);
 	kgym_ref_put(b);
 	return 0;
 }

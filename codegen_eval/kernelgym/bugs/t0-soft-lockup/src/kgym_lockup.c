@@ -9,7 +9,7 @@
 
 #define KGYM_RING 8
 
-static int kgym_ring[KGYM_RING];
+static int kgym_ring[KGYM_RING] = { 3, 1, 4, 1, 5, 9, 2, 6 };
 static unsigned int kgym_head;
 static DEFINE_SPINLOCK(kgym_lock);
 

@@ -1,0 +1,226 @@
+"""How the gym's builds run: our own steps on the host in a process group of their own, and
+every step on candidate input (a patched tree's make, a module's Makefile) in the bubblewrap
+sandbox. Cancelling an `in_build_thread` call stops either kind at once.
+
+A candidate patch is code the build host runs: make reads a module's Makefile and kernel
+builds compile and run host programs from the tree. So `confined_shell` runs such a step as
+the sandbox's unprivileged uid, without network, with the tree read-only and its build
+directory writable, and `copy_out` takes products out without following links.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import dataclasses
+import functools
+import logging
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sandboxes import ExecResult, Limits, open_sandbox
+from sandboxes.base import read_beneath, sandbox_uid
+
+__all__ = [
+    "TREE_BUILD_LIMITS",
+    "confined_shell",
+    "copy_out",
+    "exec_log",
+    "in_build_thread",
+    "run_async",
+    "run_host",
+    "sandbox_can_read",
+]
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+# How to stop the builds started under one `in_build_thread` call: one callable per running
+# process group or sandboxed job (a contextvar: asyncio.to_thread copies the context into its
+# worker thread, so the set is shared with the coroutine).
+_BUILD_STOPPERS: contextvars.ContextVar[set[Callable[[], None]] | None] = contextvars.ContextVar(
+    "kgym_build_stoppers", default=None
+)
+
+
+def _kill_tree(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def run_host(cmd: list[str], cwd: Path | str, timeout: float = 3600) -> tuple[int, str]:
+    """Run a build command in a process group of its own, so that a timeout or a cancelled
+    build (see in_build_thread) kills make and every compiler it started, not make alone."""
+    stoppers = _BUILD_STOPPERS.get()
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        errors="replace", start_new_session=True,
+    )  # fmt: skip
+    kill = functools.partial(_kill_tree, proc)
+    if stoppers is not None:
+        stoppers.add(kill)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_tree(proc)
+        out, _ = proc.communicate()
+        return 124, f"{out or ''}\ntimeout after {timeout:.0f}s: {' '.join(cmd)}"
+    except BaseException:  # Ctrl-C in this thread: the group does not get the terminal's
+        _kill_tree(proc)
+        proc.wait()
+        raise
+    finally:
+        if stoppers is not None:
+            stoppers.discard(kill)
+    return proc.returncode, out
+
+
+def run_async(job: Callable[[], Awaitable[T]]) -> T:
+    """Run an async job (a sandboxed build) to completion from a build thread. Cancelling
+    the `in_build_thread` call cancels the job, and the sandbox kills what it started."""
+
+    async def main() -> T:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None
+        stoppers = _BUILD_STOPPERS.get()
+
+        def kill() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop has already finished
+                loop.call_soon_threadsafe(task.cancel)
+
+        if stoppers is not None:
+            stoppers.add(kill)
+        try:
+            return await job()
+        finally:
+            if stoppers is not None:
+                stoppers.discard(kill)
+
+    return asyncio.run(main())
+
+
+async def in_build_thread(fn: Callable[..., T], *args: Any) -> T:
+    """`await asyncio.to_thread(fn, *args)` for a build: when the awaiting task is cancelled
+    (Ctrl-C, a timeout), the build's processes are killed, so the worker thread returns at
+    once instead of holding the interpreter's exit until make finishes (minutes for a
+    kernel). A build its own process group does not see the terminal's Ctrl-C by itself."""
+    stoppers: set[Callable[[], None]] = set()
+    token = _BUILD_STOPPERS.set(stoppers)
+    try:
+        return await asyncio.to_thread(fn, *args)
+    except asyncio.CancelledError:
+        for kill in list(stoppers):
+            kill()
+        raise
+    finally:
+        _BUILD_STOPPERS.reset(token)
+
+
+def sandbox_can_read(path: Path) -> bool:
+    """Whether the sandbox's unprivileged uid can reach and read `path` (bubblewrap binds it
+    as that uid). Not root: the sandbox runs as us. Root: every ancestor must let others
+    through (a home directory of mode 0700 does not) and the directory must be readable."""
+    if os.geteuid() != 0:
+        return os.access(path, os.R_OK | os.X_OK)
+    path = path.resolve()
+    for p in (*reversed(path.parents), path):
+        try:
+            mode = p.stat().st_mode
+        except OSError:
+            return False
+        if not mode & 0o001 or (p == path and not mode & 0o004):
+            return False
+    return True
+
+
+def exec_log(r: ExecResult) -> str:
+    tail = f"\n[{r.status}{f' (exit {r.exit_code})' if r.exit_code else ''}]" if not r.ok else ""
+    return f"{r.stdout}{r.stderr}{tail}"
+
+
+# A kernel build in the sandbox: make -j, gcc, the linker on a vmlinux of some 100 MB.
+TREE_BUILD_LIMITS = Limits(
+    wall_s=7200, memory_mb=8192, pids=1024, output_bytes=16 << 20, file_bytes=2 << 30,
+    tmp_mb=1024, nofile=4096,
+)  # fmt: skip
+
+
+def hand_over(build_dir: Path) -> None:
+    """As root: give the build directory to the sandbox uid, which writes it. Its files came
+    from earlier sandboxed makes or from us (mkdir); lchown, never through a link."""
+    if os.geteuid() != 0:
+        return
+    uid = sandbox_uid()
+    for root, dirs, files in os.walk(build_dir):
+        for name in (*dirs, *files):
+            p = os.path.join(root, name)
+            if os.lstat(p).st_uid != uid:
+                os.lchown(p, uid, uid)
+    os.lchown(build_dir, uid, uid)
+
+
+def confined_shell(
+    script: str,
+    *,
+    source: Path,
+    out: Path,
+    files: dict[str, str] | None = None,
+    timeout: float = 7200,
+) -> tuple[int, str]:
+    """Run a build `script` (sh) in the sandbox: `source` read-only, `out` (an O= directory)
+    writable, `files` in the sandbox's own directory ($PWD), nothing else of the host: no
+    repository, no home, no network, not root. Every make on a tree a candidate patched runs
+    here: the build directory holds makefile fragments (include/config/auto.conf.cmd) that
+    a candidate's earlier build could have rewritten, so no host make ever reads it again.
+
+    Where the sandbox's uid cannot reach `source` or `out` (a cache under root's 0700 home),
+    the script runs on the host with a warning instead."""
+    out.mkdir(parents=True, exist_ok=True)
+    source = source.resolve()
+    if not (sandbox_can_read(source) and sandbox_can_read(out.parent)):
+        log.warning(
+            "building a kernel on the host, unconfined: the sandbox's uid cannot reach %s or "
+            "%s (set $KERNELGYM_CACHE to a world-traversable directory)",
+            source,
+            out,
+        )
+        with tempfile.TemporaryDirectory(prefix="kgym-sh-") as tmp:
+            for name, text in (files or {}).items():
+                Path(tmp, name).write_text(text)
+            return run_host(["sh", "-c", f"cd {tmp} && {script}"], source, timeout)
+    hand_over(out)
+    binds = {"extra_ro_binds": (str(source),), "extra_rw_binds": (str(out.resolve()),)}
+
+    async def job() -> tuple[int, str]:
+        async with open_sandbox("bwrap", **binds) as sb:
+            r = await sb.exec(
+                ["sh", "-c", script],
+                files=files,
+                limits=dataclasses.replace(TREE_BUILD_LIMITS, wall_s=timeout),
+            )
+        return (0 if r.ok else r.exit_code or 1), exec_log(r)
+
+    return run_async(job)
+
+
+def copy_out(out: Path, relpath: str, dest: Path) -> bool:
+    """Copy a build product out of a build directory a candidate's make wrote: never through
+    a symlink (on any component), regular files only. False when it is not there."""
+    try:
+        data = read_beneath(str(out), relpath, 1 << 31)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
+    tmp.write_bytes(data)
+    with contextlib.suppress(OSError):  # keep an executable product executable (not setuid)
+        tmp.chmod(0o755 if os.lstat(out / relpath).st_mode & 0o100 else 0o644)
+    tmp.replace(dest)
+    return True
