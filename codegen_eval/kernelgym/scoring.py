@@ -86,6 +86,14 @@ def _build_failure(result: BuildResult, expected: str) -> StepResult:
     return StepResult(outcome, expected_title=expected, detail=detail, build_s=result.wall_s)
 
 
+def _exit_meaning(rc: int) -> str:
+    if rc in (124, 143):
+        return "stopped at the time limit"
+    if rc > 128:
+        return f"killed by signal {rc - 128}"
+    return "an error before its checks"
+
+
 def judge(run: RunResult, expected: str, runs: int, *, checks_function: bool = False) -> StepResult:
     """The step's outcome from one VM run. `checks_function`: the bug's reproducer also tests
     the module's intended behaviour (bundled bugs), so its exit code FUNCTION_BROKEN_RC turns
@@ -122,6 +130,16 @@ def judge(run: RunResult, expected: str, runs: int, *, checks_function: bool = F
         detail = (
             "no crash, but the module no longer does its job: commands that must succeed "
             f"failed ({failures})"
+        )
+        return StepResult(Outcome.FUNCTION_BROKEN, detail=detail, **base)  # type: ignore[arg-type]
+    elif checks_function and any(rc != 0 for rc in run.exit_codes):
+        # A reproducer that checks behaviour ends with 0 or FUNCTION_BROKEN_RC. Anything else
+        # means it never reached its checks: the module killed it, or put it to sleep until
+        # the timeout, both of which also end every "crash".
+        rc = next(rc for rc in run.exit_codes if rc != 0)
+        detail = (
+            f"no crash, but the reproducer did not finish its checks (exit code {rc}: "
+            f"{_exit_meaning(rc)})"
         )
         return StepResult(Outcome.FUNCTION_BROKEN, detail=detail, **base)  # type: ignore[arg-type]
     else:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from codegen_eval.kernelgym import bundled_bugs
 from codegen_eval.kernelgym.crash import parse_console
 from codegen_eval.kernelgym.records import BugRecord
@@ -116,6 +118,18 @@ def test_a_clean_run_whose_behaviour_checks_failed_is_function_broken() -> None:
     assert judge(run, "x", 2).outcome is Outcome.RESOLVED
     run.exit_codes, run.function_failures = [0, 0], []
     assert judge(run, "x", 2, checks_function=True).outcome is Outcome.RESOLVED
+
+
+@pytest.mark.parametrize(("rc", "why"), [(137, "signal 9"), (143, "time limit"), (1, "error")])
+def test_a_reproducer_that_never_reached_its_checks_is_function_broken(rc: int, why: str) -> None:
+    """Red team: a module that kills the reproducer (or sleeps until the timeout) on the
+    trigger leaves no crash and no failed check; the runs still end, the nonce still shows."""
+    run = _run("KGYM-BOOTED uptime=1.0\nKGYM-RUN 1\ncmd alpha: 5\n", finished=True)
+    run.exit_codes = [rc, rc]
+    step = judge(run, "x", 2, checks_function=True)
+    assert step.outcome is Outcome.FUNCTION_BROKEN
+    assert f"exit code {rc}" in step.detail and why in step.detail
+    assert judge(run, "x", 2).outcome is Outcome.RESOLVED  # kBench/syzbot: codes mean nothing
 
 
 def test_the_reproducers_exit_code_for_a_broken_module_is_the_one_the_gym_reads() -> None:

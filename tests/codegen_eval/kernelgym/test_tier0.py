@@ -153,6 +153,15 @@ NEAR_MISSES = [
     ("t0-soft-lockup", "kgym_lockup.c", "\tspin_lock(&kgym_lock);\n",
      "\tif (end >= KGYM_RING)\n\t\treturn -EINVAL;\n\treturn len;\n\tspin_lock(&kgym_lock);\n",
      "function_broken"),
+    # Do the work, but kill the reproducer on the trigger, or put it to sleep until its
+    # timeout: no crash, no failed check, every run "ends".
+    ("t0-null-deref", "kgym_null.c", "\tstrim(key);\n",
+     '\tstrim(key);\n\tif (strcmp(key, "alpha")) {\n\t\tsend_sig(SIGKILL, current, 0);\n'
+     "\t\treturn -EINTR;\n\t}\n", "function_broken"),
+    ("t0-null-deref", "kgym_null.c", "\tstrim(key);\n",
+     '\tstrim(key);\n\tif (strcmp(key, "alpha")) {\n'
+     "\t\tschedule_timeout_interruptible(MAX_SCHEDULE_TIMEOUT);\n\t\treturn -EINTR;\n\t}\n",
+     "function_broken"),
 ]  # fmt: skip
 
 
