@@ -140,6 +140,6 @@ def test_the_reproducers_exit_code_for_a_broken_module_is_the_one_the_gym_reads(
 
     header = (REPRO_INCLUDE_DIR / "kgym_repro.h").read_text()
     assert re.search(rf"#define KGYM_FUNCTION_BROKEN_RC {FUNCTION_BROKEN_RC}\n", header)
-    for bug in bundled_bugs(tier=0):  # every tier-0 bug opts in and uses the shared checks
+    for bug in bundled_bugs():  # every bundled bug opts in and uses the shared checks
         assert bug.kgym.get("repro_checks_function") is True, bug.id
         assert '#include "kgym_repro.h"' in (bug.c_reproducer or ""), bug.id

@@ -65,3 +65,32 @@ async def test_tree_bug_source_view_shows_injected_code(scorer: Scorer) -> None:
     assert obs.files == ["kernel/groups.c"]
     assert body is None or "groups" in body
     env.close()
+
+
+# Red team (2026-11-27): tier-1 reproducers only triggered their bug, so a patch that did
+# nothing at all was `resolved`. They now check the work too (kgym_repro.h).
+TREE_NO_OP = (  # on top of t1-tree-groups-uaf's injected bug: never set the groups
+    "--- a/kernel/groups.c\n+++ b/kernel/groups.c\n@@ -217,6 +217,6 @@\n"
+    " \tgroups_sort(group_info);\n \tput_group_info(group_info);\n"
+    "-\tretval = set_current_groups(group_info);\n+\tretval = 0;\n \n \treturn retval;\n }\n"
+)
+CHEATS = [
+    ("t1-use-after-free", ("kgym_uaf.c", "\tstrim(cmd);\n", "\tstrim(cmd);\n\treturn len;\n")),
+    ("t1-slab-out-of-bounds", ("kgym_oob.c", "\tif (slot > KGYM_SLOTS)\n\t\treturn -EINVAL;\n",
+                               "\tif (slot >= KGYM_SLOTS)\n\t\treturn len;\n")),
+    ("t1-double-free", ("kgym_df.c", "\tmutex_lock(&kgym_lock);\n", "\treturn len;\n\tmutex_lock(&kgym_lock);\n")),
+    ("t1-tree-groups-uaf", TREE_NO_OP),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize(("bug_id", "cheat"), CHEATS, ids=[c[0] for c in CHEATS])
+async def test_patches_that_skip_the_work_are_function_broken(
+    bug_id: str, cheat: str | tuple[str, str, str], scorer: Scorer
+) -> None:
+    from .test_tier0 import _edited
+
+    bug = next(b for b in TIER1 if b.id == bug_id)
+    patch = cheat if isinstance(cheat, str) else _edited(bug, *cheat)
+    step = await scorer.score(bug, patch)
+    assert step.outcome is Outcome.FUNCTION_BROKEN, step.detail + step.console_excerpt[-3000:]

@@ -106,6 +106,15 @@ static void expect_listed_once(const char *proc, const char *name)
 	}
 }
 
+// For reproducers that check a syscall's result themselves: `ok` false is a KGYM-FUNC-FAIL.
+static void expect(int ok, const char *what)
+{
+	if (!ok) {
+		printf("KGYM-FUNC-FAIL %s\n", what);
+		broken = 1;
+	}
+}
+
 // Call first: marks the boot's first run (the initramfs root is fresh on every boot).
 static void kgym_begin(void)
 {

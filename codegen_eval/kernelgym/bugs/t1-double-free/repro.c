@@ -1,25 +1,16 @@
-// Reproducer for kgym_df: release the buffer twice with invalid sizes
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
+// Reproducer for kgym_df: an invalid resize frees the buffer, the next one frees it again.
+#include "kgym_repro.h"
 
-static int cmd(const char *s)
-{
-	int fd = open("/proc/kgym_df", O_WRONLY);
-	if (fd < 0) {
-		perror("open /proc/kgym_df");
-		return -1;
-	}
-	int rc = write(fd, s, strlen(s));
-	close(fd);
-	return rc;
-}
+#define PROC "/proc/kgym_df"
 
 int main(void)
 {
-	printf("cmd 64: %d\n", cmd("64"));
-	printf("cmd 0: %d\n", cmd("0"));
-	printf("cmd 0: %d\n", cmd("0"));
-	return 0;
+	kgym_begin();
+	run(PROC, "64", MUST_WORK);
+	expect_log("kgym_df: size 64");
+	run(PROC, "0", ANY);
+	run(PROC, "0", ANY);
+	run(PROC, "128", MUST_WORK); // still usable afterwards
+	expect_log("kgym_df: size 128");
+	return kgym_end();
 }

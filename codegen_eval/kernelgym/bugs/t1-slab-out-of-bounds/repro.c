@@ -1,25 +1,14 @@
-// Reproducer for kgym_oob: bump the counter one past the last slot
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
+// Reproducer for kgym_oob: bump counter 6 of a table of 6.
+#include "kgym_repro.h"
 
-static int cmd(const char *s)
-{
-	int fd = open("/proc/kgym_oob", O_WRONLY);
-	if (fd < 0) {
-		perror("open /proc/kgym_oob");
-		return -1;
-	}
-	int rc = write(fd, s, strlen(s));
-	close(fd);
-	return rc;
-}
+#define PROC "/proc/kgym_oob"
 
 int main(void)
 {
-	printf("cmd 0: %d\n", cmd("0"));
-	printf("cmd 5: %d\n", cmd("5"));
-	printf("cmd 6: %d\n", cmd("6"));
-	return 0;
+	kgym_begin();
+	run(PROC, "0", MUST_WORK);
+	run(PROC, "5", MUST_WORK);
+	expect_log("kgym_oob: slot 5 -> 1"); // the boot's first bump of the last slot
+	run(PROC, "6", MUST_FAIL);
+	return kgym_end();
 }

@@ -1,25 +1,15 @@
-// Reproducer for kgym_uaf: report on a session after closing it
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
+// Reproducer for kgym_uaf: report on a session after closing it.
+#include "kgym_repro.h"
 
-static int cmd(const char *s)
-{
-	int fd = open("/proc/kgym_uaf", O_WRONLY);
-	if (fd < 0) {
-		perror("open /proc/kgym_uaf");
-		return -1;
-	}
-	int rc = write(fd, s, strlen(s));
-	close(fd);
-	return rc;
-}
+#define PROC "/proc/kgym_uaf"
 
 int main(void)
 {
-	printf("cmd open: %d\n", cmd("open"));
-	printf("cmd close: %d\n", cmd("close"));
-	printf("cmd stat: %d\n", cmd("stat"));
-	return 0;
+	kgym_begin();
+	run(PROC, "open", MUST_WORK);
+	run(PROC, "stat", MUST_WORK);
+	expect_log("kgym_uaf: session 1, 0 bytes"); // the boot's first session
+	run(PROC, "close", MUST_WORK);
+	run(PROC, "stat", ANY);
+	return kgym_end();
 }

@@ -23,6 +23,7 @@ static int kgym_df_resize(size_t size)
 		return -ENOMEM;
 	kgym_buf = nbuf;
 	kgym_size = size;
+	pr_info("kgym_df: size %zu\n", kgym_size);
 	return 0;
 }
 

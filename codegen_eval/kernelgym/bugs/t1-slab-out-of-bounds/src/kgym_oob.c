@@ -26,8 +26,10 @@ static ssize_t kgym_oob_write(struct file *file, const char __user *ubuf,
 	mutex_lock(&kgym_lock);
 	if (!kgym_counters)
 		kgym_counters = kcalloc(KGYM_SLOTS, sizeof(*kgym_counters), GFP_KERNEL);
-	if (kgym_counters)
+	if (kgym_counters) {
 		kgym_counters[slot]++;
+		pr_info("kgym_oob: slot %u -> %d\n", slot, kgym_counters[slot]);
+	}
 	mutex_unlock(&kgym_lock);
 	return len;
 }
