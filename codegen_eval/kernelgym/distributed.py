@@ -9,9 +9,9 @@ slurm` (batching, streamed result files, retries of jobs the cluster killed, inf
 the Slurm state). On the compute node the worker rebuilds the gym from GymOptions and runs the
 gym's own Scorer; the StepResult comes back whole, as JSON in the Score's explanation.
 
-Build cache: `cache_root()` ($KERNELGYM_CACHE, else ~/.cache/codegen-lab/kernelgym on each
-node). By default every node builds into its own cache (modules, reproducers, patched kernels
-rebuilt per node, once). Pointing $KERNELGYM_CACHE at shared storage (the jobs inherit the
+Build cache: `cache_root()` ($KERNELGYM_CACHE, else ~/.cache/codegen-lab/kernelgym, for
+root /var/cache/codegen-lab/kernelgym, on each node). By default every node builds into its
+own cache (modules, reproducers, patched kernels rebuilt per node, once). Pointing $KERNELGYM_CACHE at shared storage (the jobs inherit the
 submitter's environment) shares builds between nodes; two jobs building the same key at the
 same moment both build it.
 
