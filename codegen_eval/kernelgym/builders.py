@@ -255,12 +255,19 @@ class ModuleBuilder:
         for name, data in modules.items():
             (tmp / name).write_bytes(data)
         (tmp / "build.log").write_text(log_text)
-        shutil.rmtree(cached_dir, ignore_errors=True)
-        tmp.rename(cached_dir)  # whole or not at all, for a concurrent reader of the cache
+        module = cached_dir / sorted(modules)[0]
+        try:  # whole or not at all, for a concurrent reader of the cache
+            tmp.rename(cached_dir)
+        except OSError:
+            if module.is_file():  # there already (same inputs): keep the one others may use
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:  # a leftover without its module
+                shutil.rmtree(cached_dir, ignore_errors=True)
+                tmp.rename(cached_dir)
         return BuildResult(
             BuildStatus.OK,
             log_text,
-            {"module": cached_dir / sorted(modules)[0]},
+            {"module": module},
             time.monotonic() - start,
         )
 
