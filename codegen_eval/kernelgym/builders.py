@@ -112,14 +112,15 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+# --unified: never read the text as an ed script (patch would run ed on it).
+PATCH_CMD = ("patch", "-p1", "--unified", "--batch", "--no-backup-if-mismatch")
+
+
 def apply_patch(tree: Path, patch_text: str, *, reverse: bool = False) -> tuple[bool, str]:
     """`patch -p1` in `tree`, all or nothing: a dry run first so a failed hunk leaves no trace."""
     if not patch_text.strip():
         return True, ""
-    # --unified: never read the text as an ed script (patch would run ed on it).
-    base = ["patch", "-p1", "--unified", "--forward", "--batch", "--no-backup-if-mismatch"]
-    if reverse:
-        base = ["patch", "-p1", "--unified", "-R", "--batch", "--no-backup-if-mismatch"]
+    base = [*PATCH_CMD, "-R" if reverse else "--forward"]
     for extra in (["--dry-run"], []):
         try:
             proc = subprocess.run(
@@ -191,8 +192,8 @@ MODULE_BUILD_LIMITS = Limits(
 PATCH_LIMITS = Limits(wall_s=120, memory_mb=512, pids=16, output_bytes=1 << 20)
 # Applied inside the sandbox: all or nothing (a dry run first), never as an ed script.
 _PATCH_SCRIPT = (
-    'set -e; cd src; for dry in --dry-run ""; do patch -p1 --unified --forward --batch '
-    "--no-backup-if-mismatch $dry -i ../candidate.patch; done"
+    f'set -e; cd src; for dry in --dry-run ""; do {shlex.join(PATCH_CMD)} --forward $dry '
+    "-i ../candidate.patch; done"
 )
 
 
@@ -536,9 +537,10 @@ class GitKernelBuilder:
 
     def _worktree(self, commit: str) -> Path:
         wt = self.root / self.worktree_name(commit)
-        if (wt / ".git").exists() and run_host(["git", "rev-parse", "-q", "--verify", "HEAD"], wt)[
-            0
-        ]:
+        stale = (wt / ".git").exists() and run_host(
+            ["git", "rev-parse", "-q", "--verify", "HEAD"], wt
+        )[0]
+        if stale:
             # Left over from a repository that was since removed or recreated: start afresh.
             shutil.rmtree(wt)
             run_host(["git", "-C", str(self.repo), "worktree", "prune"], self.repo, 600)

@@ -6,8 +6,8 @@ build machinery that runs on the build host, not in the guest: a Makefile line
 verdict depends on, a changed `scripts/` or `tools/` source becomes a host program that
 make runs. So a candidate that touches any of them is refused with a one-line reason, as
 is a patch that makes symlinks, changes modes, carries binary data or names a path outside
-the tree. Module builds also run in the sandbox (`builds.py`); for kernel-tree builds, which
-still run make on the host, this screen is what keeps candidate code from running there.
+the tree. Every make on candidate input also runs in the sandbox (`buildrun.py`): the
+screen keeps the build machinery out of reach, the sandbox keeps the host out of reach.
 """
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ class Scorer:
         """(result, kernel, module) for `bug` with candidate `patch` (may be empty)."""
         kind, tier = bug.kind, bug.tier
         refused = screen_patch(patch)
-        if refused:  # before any build: kernel-tree builds run make on the host
+        if refused:  # once for every kind; KernelTree takes trusted inject patches beside it
             return BuildResult(BuildStatus.PATCH_APPLY_FAILED, refused), None, None
         if kind == "module" and tier == 0:
             dk = debian_kernel()
