@@ -1,8 +1,11 @@
 """What confining the gym's module builds costs: the same module built on the host (the old
 path, `ModuleBuilder._build_on_host`) and in the bubblewrap sandbox (`_build_confined`),
-interleaved, no cache, so both see the same load.
+interleaved, no cache, so both see the same load. Then, where a tier-1 kernel tree is built
+(`--tree`), what a candidate's scratch copy of its build directory costs
+(`candidate_build_dir`), next to one incremental candidate build of that tree.
 
     .venv/bin/python benchmarks/kgym_build_confinement.py [--bug t0-null-deref] [--repeat 5]
+        [--tree t1-tree-groups-uaf]
 """
 
 from __future__ import annotations
@@ -13,13 +16,40 @@ import statistics
 import time
 
 from codegen_eval.kernelgym.builders import BuildStatus, ModuleBuilder, debian_kernel
+from codegen_eval.kernelgym.buildrun import candidate_build_dir
 from codegen_eval.kernelgym.records import bundled_bug
+from codegen_eval.kernelgym.scoring import Scorer
+
+
+def tree_copy(bug_id: str, repeat: int) -> None:
+    """The scratch copy per candidate, against one candidate build (uncached) of the tree."""
+    bug = bundled_bug(bug_id)
+    scorer = Scorer()
+    tree = scorer.tree
+    if not tree.is_built():
+        print(f"{bug_id}: the tree is not built yet (run its tier-1 test first); skipped")
+        return
+    size = sum(p.stat().st_size for p in tree.build_dir.rglob("*") if p.is_file())
+    copies = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        with candidate_build_dir(tree.source, tree.build_dir):
+            copies.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    res = tree.build_patched([scorer._inject_patch(bug), bug.developer_patch], use_cache=False)
+    build = time.perf_counter() - t0
+    assert res.ok, res.log[-2000:]
+    copy = statistics.median(copies)
+    print(f"{bug_id}: build directory {size / 1e6:.0f} MB")
+    print(f"  scratch copy       {copy:6.2f} s   (median of {repeat})")
+    print(f"  candidate build    {build:6.2f} s   (copy included; copy share {copy / build:.0%})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bug", default="t0-null-deref")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tree", default="t1-tree-groups-uaf", help="a tier-1 tree bug, or ''")
     args = ap.parse_args()
     bug = bundled_bug(args.bug)
     assert bug.source_dir is not None
@@ -46,6 +76,8 @@ def main() -> None:
     print(f"{args.bug}: patch + module build, median of {args.repeat}, load {load}")
     print(f"  host (unconfined)  {host:6.2f} s")
     print(f"  sandbox (bwrap)    {sandbox:6.2f} s   ratio {sandbox / host:.2f}x")
+    if args.tree:
+        tree_copy(args.tree, args.repeat)
 
 
 if __name__ == "__main__":

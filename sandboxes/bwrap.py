@@ -165,26 +165,28 @@ def _system_binds() -> tuple[str, ...]:
     return tuple(args)
 
 
-def _binds(ro: tuple[str, ...], rw: tuple[str, ...] = ()) -> list[str]:
-    """Bind each path on itself, `ro` read-only. The directories bwrap creates to hold a
-    mount point belong to the payload's uid: under the read-only root that is harmless, but
-    under the writable /tmp the payload could rename an ancestor (/tmp/a of /tmp/a/b) and put
-    its own files at the path. So such ancestors live on a tmpfs of their own (a mount
-    point cannot be renamed) that is made read-only once the binds are in."""
+def _binds(ro: tuple[str, ...], rw: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """Bind each `ro` path on itself read-only, each `rw` (host, at) pair writable. The
+    directories bwrap creates to hold a mount point belong to the payload's uid: under the
+    read-only root that is harmless, but under the writable /tmp the payload could rename an
+    ancestor (/tmp/a of /tmp/a/b) and put its own files at the path. So such ancestors live
+    on a tmpfs of their own (a mount point cannot be renamed) that is made read-only once the
+    binds are in."""
     a: list[str] = []
     shelters: list[str] = []
-    for p in (*ro, *rw):
+    targets = (*ro, *(at for _, at in rw))
+    for p in targets:
         parts = p.split("/")  # "", "tmp", "a", "b"
         if parts[1] == "tmp" and len(parts) > 3:
             top = "/".join(parts[:3])  # /tmp/a
-            if top not in shelters and top not in ro and top not in rw:
+            if top not in shelters and top not in targets:
                 shelters.append(top)
     for top in shelters:
         a += ["--size", str(1 << 20), "--tmpfs", top]
     for p in ro:
         a += ["--ro-bind", p, p]
-    for p in rw:
-        a += ["--bind", p, p]
+    for host, at in rw:
+        a += ["--bind", host, at]
     for top in shelters:
         a += ["--remount-ro", top]
     return a
@@ -198,21 +200,26 @@ class BwrapSandbox(Sandbox):
         *,
         uid: int | None = None,
         extra_ro_binds: tuple[str, ...] = (),
-        extra_rw_binds: tuple[str, ...] = (),
+        extra_rw_binds: tuple[str | tuple[str, str], ...] = (),
         run_dir_mb: int | None = None,
     ) -> None:
-        """extra_rw_binds (this backend only): host directories the payload may write, at
-        the same path, e.g. a kernel build directory that make updates in place. As root
-        they must belong to the sandbox uid (`sandbox_uid()`): the payload writes them as
-        that uid, so nothing in them can be a file of ours it must not touch."""
+        """extra_rw_binds (this backend only): host directories the payload may write, e.g. a
+        kernel build directory that make updates in place; each at its own path, or a pair
+        (host directory, the path the payload sees it at), e.g. a scratch copy of a build
+        directory where make expects the directory itself. As root they must belong to the
+        sandbox uid (`sandbox_uid()`): the payload writes them as that uid, so nothing in them
+        can be a file of ours it must not touch."""
         super().__init__(extra_ro_binds=extra_ro_binds, run_dir_mb=run_dir_mb)
         self._uid = uid
-        self.extra_rw_binds = tuple(str(Path(p)) for p in extra_rw_binds)
-        for p in self.extra_rw_binds:
-            if not os.path.isabs(p) or not os.path.isdir(p):
-                raise ValueError(f"extra_rw_binds takes existing absolute directories: {p!r}")
-            if p == "/" or any(p == r or p.startswith(r + "/") for r in _RESERVED):
-                raise ValueError(f"extra_rw_binds: {p!r} would hide the sandbox's own {p}")
+        pairs = [(b, b) if isinstance(b, str) else b for b in extra_rw_binds]
+        self.extra_rw_binds = tuple((str(Path(h)), str(Path(at))) for h, at in pairs)
+        for host, at in self.extra_rw_binds:
+            if not os.path.isabs(host) or not os.path.isdir(host) or not os.path.isabs(at):
+                raise ValueError(
+                    f"extra_rw_binds takes existing absolute directories: {(host, at)!r}"
+                )
+            if at == "/" or any(at == r or at.startswith(r + "/") for r in _RESERVED):
+                raise ValueError(f"extra_rw_binds: {at!r} would hide the sandbox's own {at}")
 
     async def start(self) -> None:
         bwrap_path()

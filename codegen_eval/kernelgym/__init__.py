@@ -10,13 +10,13 @@ result = env.step(patch_text)      # result.outcome: apply_failed | build_failed
 from codegen_eval.kernelgym.builders import (
     BuildResult,
     BuildStatus,
-    GitKernelBuilder,
     KernelTree,
     ModuleBuilder,
     debian_kernel,
 )
 from codegen_eval.kernelgym.crash import CrashReport, Frame, parse_console, titles_match
 from codegen_eval.kernelgym.env import KernelGym, Observation, SourceView
+from codegen_eval.kernelgym.git_builder import GitKernelBuilder
 from codegen_eval.kernelgym.kbench import BugSetupError, KBenchInputs, UnsupportedBug, kbench_inputs
 from codegen_eval.kernelgym.records import (
     BugRecord,

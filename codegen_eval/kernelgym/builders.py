@@ -39,6 +39,7 @@ from sandboxes import Limits, open_sandbox
 from sandboxes.qemu import extract_vmlinux
 
 from .buildrun import (
+    candidate_build_dir,
     confined_shell,
     copy_out,
     exec_log,
@@ -402,7 +403,7 @@ class KernelTree:
 
     @property
     def pristine(self) -> Path:
-        """A copy of the unpatched image: the build dir's own one follows the last patch."""
+        """A copy of the unpatched image, kept apart from the build directory's own."""
         return self.root / "kernels" / self.build_dir.name / "pristine" / "bzImage"
 
     @property
@@ -424,16 +425,25 @@ class KernelTree:
         )
         return self._confined(script, {"fragment.config": self.fragment.read_text()}, 600)
 
-    def _make(self) -> tuple[int, str]:
+    def _make(self, workdir: Path | None = None) -> tuple[int, str]:
         src, out = shlex.quote(str(self.source)), shlex.quote(str(self.build_dir))
         script = f"make -C {src} O={out} -j{jobs()} bzImage modules"
-        return self._confined(script, None, 7200)
+        return self._confined(script, None, 7200, workdir)
 
     def _confined(
-        self, script: str, files: dict[str, str] | None, timeout: float
+        self,
+        script: str,
+        files: dict[str, str] | None,
+        timeout: float,
+        workdir: Path | None = None,
     ) -> tuple[int, str]:
         return confined_shell(
-            script, source=self.source, out=self.build_dir, files=files, timeout=timeout
+            script,
+            source=self.source,
+            out=self.build_dir,
+            files=files,
+            timeout=timeout,
+            workdir=workdir,
         )
 
     def ensure_built(self) -> BuildResult:
@@ -458,10 +468,12 @@ class KernelTree:
 
     def build_patched(self, patches: list[str] | str, *, use_cache: bool = True) -> BuildResult:
         """Apply `patches` in order (e.g. an injected bug, then a candidate fix), build
-        incrementally in the sandbox, keep a copy of the image (cached by the patches), revert
-        in reverse order. The source tree is patched by us and read-only to make. The tree is
-        locked for the whole cycle: one patched build at a time. Reverting changes mtimes, so
-        the next build recompiles those files (seconds)."""
+        incrementally in the sandbox, in a scratch copy of the pristine build directory
+        (`candidate_build_dir`: what one candidate's make leaves is never reused), keep a copy
+        of the image (cached by the patches), revert in reverse order. The source tree is
+        patched by us and read-only to make. The tree is locked for the whole cycle: one
+        patched build at a time. Reverting changes mtimes, so later builds recompile the files
+        patches touched (seconds)."""
         todo = [p for p in ([patches] if isinstance(patches, str) else patches) if p.strip()]
         base = self.ensure_built()
         if not base.ok or not todo:
@@ -480,8 +492,10 @@ class KernelTree:
                             BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
                         )
                     applied.append(patch)
-                rc, log_text = self._make()
-                if rc != 0 or not copy_out(self.build_dir, IMAGE_RELPATH, cached):
+                with candidate_build_dir(self.source, self.build_dir) as work:
+                    rc, log_text = self._make(work)
+                    built = rc == 0 and copy_out(work, IMAGE_RELPATH, cached)
+                if not built:
                     return BuildResult(
                         BuildStatus.BUILD_FAILED, log_text, wall_s=time.monotonic() - start
                     )
@@ -496,146 +510,3 @@ class KernelTree:
 
     def module_builder(self) -> ModuleBuilder:
         return ModuleBuilder(self.source, self.build_dir, key=str(self.build_dir))
-
-
-# ---------------------------------------------------------------- a user's Linux git checkout
-
-
-class GitKernelBuilder:
-    """Build a user's Linux checkout at a commit with a given config, in a git worktree so
-    the user's own working tree is never touched. For real kBench records (large machines).
-
-    Objects go to an out-of-tree build directory per (worktree, config) that persists in the
-    cache: the first build of a commit is a full kernel build, every candidate after it only
-    recompiles what its patch touched (the worktree is reset with `git checkout --force`,
-    which rewrites just the files that differ, so make sees only those as new)."""
-
-    def __init__(
-        self,
-        repo: Path,
-        *,
-        root: Path | None = None,
-        target: str = "bzImage",
-        image: str | None = None,
-    ) -> None:
-        self.repo, self.target = Path(repo), target
-        # Where make leaves the bootable file, relative to the build directory.
-        self.image = image or ("arch/x86/boot/bzImage" if target == "bzImage" else target)
-        self.root = root or cache_root() / "worktrees"
-
-    def worktree_name(self, commit: str) -> str:
-        return f"{self.repo.name}-{commit[:12]}"
-
-    def _lock(self, commit: str) -> Path:
-        # Not with_suffix(".lock"): the names have dots ("linux-6.1-...").
-        return self.root / f"{self.worktree_name(commit)}.lock"
-
-    def worktree(self, commit: str) -> Path:
-        """The worktree at `commit`, added on first use (under the worktree's lock)."""
-        with file_lock(self._lock(commit)):
-            return self._worktree(commit)
-
-    def _worktree(self, commit: str) -> Path:
-        wt = self.root / self.worktree_name(commit)
-        stale = (wt / ".git").exists() and run_host(
-            ["git", "rev-parse", "-q", "--verify", "HEAD"], wt
-        )[0]
-        if stale:
-            # Left over from a repository that was since removed or recreated: start afresh.
-            shutil.rmtree(wt)
-            run_host(["git", "-C", str(self.repo), "worktree", "prune"], self.repo, 600)
-        if not (wt / ".git").exists():
-            self.root.mkdir(parents=True, exist_ok=True)
-            rc, log = run_host(
-                [
-                    "git",
-                    "-C",
-                    str(self.repo),
-                    "worktree",
-                    "add",
-                    "--detach",
-                    "--force",
-                    str(wt),
-                    commit,
-                ],
-                self.repo,
-                1800,
-            )
-            if rc != 0:
-                raise RuntimeError(f"git worktree add failed: {log}")
-        return wt
-
-    def build_dir(self, commit: str, config: str) -> Path:
-        return self.root / "build" / f"{self.worktree_name(commit)}-{_digest(config)}"
-
-    def artifact_path(self, commit: str, config: str, patch_text: str) -> Path:
-        key = f"{commit[:12]}-{_digest(self.target, config, patch_text)}"
-        return self.root / "artifacts" / key / Path(self.image).name
-
-    def _configure(self, wt: Path, out: Path, config: str) -> tuple[int, str]:
-        """Write the bug's config and let olddefconfig fill in what this tree's Kconfig
-        knows and the config does not; done once per build directory (a marker holds the
-        digest), since rerunning it would touch include/config and rebuild more. The marker
-        is ours, outside the build directory that the candidates' makes write."""
-        marker = self.root / "markers" / f"{out.name}.config"
-        if marker.exists() and marker.read_text() == _digest(config):
-            return 0, ""
-        script = (
-            f'set -e; cp "$PWD/bug.config" {shlex.quote(str(out))}/.config; '
-            f"cd {shlex.quote(str(wt))}; make O={shlex.quote(str(out))} olddefconfig"
-        )
-        rc, log_text = confined_shell(
-            script, source=wt, out=out, files={"bug.config": config}, timeout=600
-        )
-        if rc == 0:
-            _mkdir(marker.parent)
-            marker.write_text(_digest(config))
-        return rc, log_text
-
-    def build(
-        self,
-        commit: str,
-        config: str,
-        patch_text: str = "",
-        *,
-        use_cache: bool = True,
-    ) -> BuildResult:
-        start = time.monotonic()
-        refused = screen_patch(patch_text)
-        if refused:
-            return BuildResult(BuildStatus.PATCH_APPLY_FAILED, refused)
-        cached = self.artifact_path(commit, config, patch_text)
-        if use_cache and cached.exists():
-            return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, cached=True)
-        out = self.build_dir(commit, config)
-        # One candidate at a time per worktree: they share its files and build directory.
-        with file_lock(self._lock(commit)):
-            wt = self._worktree(commit)
-            run_host(["git", "checkout", "--force", "--detach", commit], wt, 600)
-            # -x as well: an O= build refuses a source tree with a .config or objects in it.
-            run_host(["git", "clean", "-ffdxq"], wt, 600)
-            ok, log = apply_patch(wt, patch_text)
-            if not ok:
-                return BuildResult(
-                    BuildStatus.PATCH_APPLY_FAILED, log, wall_s=time.monotonic() - start
-                )
-            try:
-                rc, log = self._configure(wt, out, config)
-                if rc == 0:
-                    script = (
-                        f"cd {shlex.quote(str(wt))} && make O={shlex.quote(str(out))} "
-                        f"-j{jobs()} {shlex.quote(self.target)}"
-                    )
-                    rc, more = confined_shell(script, source=wt, out=out, timeout=4 * 3600)
-                    log += more
-                if rc != 0 or not copy_out(out, self.image, cached):
-                    return BuildResult(
-                        BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start
-                    )
-                return BuildResult(
-                    BuildStatus.OK, log, {"kernel": cached}, time.monotonic() - start
-                )
-            finally:
-                # Leave the worktree at the pristine commit for the next candidate.
-                run_host(["git", "checkout", "--force", "--detach", commit], wt, 600)
-                run_host(["git", "clean", "-ffdq"], wt, 600)

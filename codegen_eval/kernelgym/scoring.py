@@ -22,13 +22,13 @@ from typing import Any
 from codegen_eval.kernelgym.builders import (
     BuildResult,
     BuildStatus,
-    GitKernelBuilder,
     KernelTree,
     ModuleBuilder,
     build_reproducer,
     debian_kernel,
 )
 from codegen_eval.kernelgym.buildrun import in_build_thread
+from codegen_eval.kernelgym.git_builder import GitKernelBuilder
 from codegen_eval.kernelgym.kbench import (
     BugSetupError,
     KBenchInputs,

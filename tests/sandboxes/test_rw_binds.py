@@ -52,3 +52,18 @@ async def test_rw_binds_must_be_existing_absolute_directories_of_the_host(path: 
     with pytest.raises(ValueError, match="extra_rw_binds"):
         async with open_sandbox("bwrap", extra_rw_binds=(path,)):
             pass
+
+
+async def test_an_rw_bind_can_show_a_host_directory_at_another_path(top: Path) -> None:
+    """(host, at): the kernel gym shows a candidate's scratch copy of a build directory at the
+    build directory's own path; the build directory itself stays untouched."""
+    scratch, build = top / "scratch", top / "build"
+    scratch.mkdir()
+    if os.geteuid() == 0:
+        os.chown(scratch, sandbox_uid(), sandbox_uid())
+    async with open_sandbox("bwrap", extra_rw_binds=((str(scratch), str(build)),)) as sb:
+        r = await sb.exec(["sh", "-c", f"echo obj > {build}/made.o && ls {build}"])
+    assert r.ok, r
+    assert r.stdout.split() == ["made.o"]
+    assert (scratch / "made.o").read_text() == "obj\n"
+    assert not (build / "made.o").exists()

@@ -19,11 +19,11 @@ import pytest
 from codegen_eval.kernelgym import Outcome, RunConfig, Scorer
 from codegen_eval.kernelgym.builders import (
     BuildStatus,
-    GitKernelBuilder,
     ModuleBuilder,
     debian_kernel,
 )
 from codegen_eval.kernelgym.buildrun import confined_shell, in_build_thread, sandbox_can_read
+from codegen_eval.kernelgym.git_builder import GitKernelBuilder
 from codegen_eval.kernelgym.patch_screen import screen_patch
 from codegen_eval.kernelgym.records import bundled_bug
 
@@ -173,8 +173,11 @@ def test_a_kernel_tree_build_runs_in_the_sandbox(open_dir: Path) -> None:
     (repo / "Makefile").write_text(
         ".PHONY: olddefconfig vmlinux leak\n"
         "olddefconfig:\n\ttrue\n"
-        "vmlinux:\n\tgcc -o $(O)/vmlinux main.c\n"
+        # The probe first: the pristine build (which does not compile) leaves it in the
+        # build directory; a candidate's build writes a scratch copy.
+        "vmlinux:\n"
         f"\t{{ id -u; grep -c : /proc/net/dev; ls -d /root/.cache {repo} 2>&1 || true; }} > $(O)/probe\n"
+        "\tgcc -o $(O)/vmlinux main.c\n"
         "leak:\n\tln -sf /etc/hostname $(O)/leak\n"
     )
     (repo / "main.c").write_text("int main(void) { return BUGGY; }\n")
@@ -197,6 +200,47 @@ def test_a_kernel_tree_build_runs_in_the_sandbox(open_dir: Path) -> None:
     leak = GitKernelBuilder(repo, root=open_dir / "wt", target="leak")
     res = leak.build(commit, "CONFIG_X=y\n", fix)
     assert res.status is BuildStatus.BUILD_FAILED  # the symlink is not followed out
+
+
+def test_a_candidates_build_leaves_nothing_for_the_next(open_dir: Path) -> None:
+    """Red team (2026-11-28): kernel-tree candidates shared one build directory, so what one
+    candidate's make left there (an object with a fresh mtime, a generated header) could be
+    picked up by the next candidate's incremental build. Here the build machinery itself
+    takes a leftover `planted` file over the compiled image, as a stale object would be; the
+    first candidate leaves one. Each candidate now builds in its own copy of the pristine
+    build directory."""
+    repo = open_dir / "linux"
+    repo.mkdir()
+    (repo / "Makefile").write_text(
+        ".PHONY: olddefconfig vmlinux\n"
+        "olddefconfig:\n\ttrue\n"
+        "vmlinux:\n\tgcc -o $(O)/vmlinux main.c\n"
+        "\tif grep -q PLANT main.c; then cp $(O)/vmlinux $(O)/planted; fi\n"
+        "\tif [ -e $(O)/planted ]; then cp $(O)/planted $(O)/vmlinux; fi\n"
+    )
+    (repo / "main.c").write_text("int main(void) { return 1; }\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "buggy")
+    commit = _git(repo, "rev-parse", "HEAD")
+
+    def patch(body: str) -> str:
+        return (
+            f"--- a/main.c\n+++ b/main.c\n@@ -1 +1 @@\n-int main(void) {{ return 1; }}\n+{body}\n"
+        )
+
+    builder = GitKernelBuilder(repo, root=open_dir / "wt", target="vmlinux")
+    planter = builder.build(commit, "CONFIG_X=y\n", patch("int main(void) { return 3; } // PLANT"))
+    assert planter.ok, planter.log
+    assert subprocess.run([str(planter.artifacts["kernel"])]).returncode == 3
+    honest = builder.build(commit, "CONFIG_X=y\n", patch("int main(void) { return 7; }"))
+    assert honest.ok, honest.log
+    assert subprocess.run([str(honest.artifacts["kernel"])]).returncode == 7  # its own image
+    out = builder.build_dir(commit, "CONFIG_X=y\n")
+    assert not (out / "planted").exists()
+    # The build directory holds the pristine commit's build, made before any candidate's.
+    assert subprocess.run([str(out / "vmlinux")]).returncode == 1
+    assert not list(out.parent.glob(f".{out.name}.candidate-*"))
 
 
 def _running(argv: bytes) -> bool:

@@ -9,11 +9,11 @@ import pytest
 
 from codegen_eval.kernelgym.builders import (
     BuildStatus,
-    GitKernelBuilder,
     ModuleBuilder,
     apply_patch,
     debian_kernel,
 )
+from codegen_eval.kernelgym.git_builder import GitKernelBuilder
 from codegen_eval.kernelgym.records import bundled_bug
 
 
@@ -121,7 +121,11 @@ def test_git_kernel_builder_on_a_stand_in_repo(tmp_path: Path) -> None:
     wt = builder.worktree(bug_commit)
     out = builder.build_dir(bug_commit, "CONFIG_X=y\n")
     assert "CONFIG_OLDDEF=y" in (out / ".config").read_text()
-    assert (out / "vmlinux").exists() and not (wt / "vmlinux").exists()  # out of tree
+    assert not (wt / "vmlinux").exists()  # out of tree
+    # The candidate built in a scratch copy of the build directory, gone now: the directory
+    # holds only what the commit itself built (here: nothing, it does not compile).
+    assert not (out / "vmlinux").exists()
+    assert not list(out.parent.glob(f".{out.name}.candidate-*"))
     assert "BUGGY" in (wt / "main.c").read_text()  # reverted for the next candidate
     assert "return 0" in (repo / "main.c").read_text()  # the user's checkout untouched
 

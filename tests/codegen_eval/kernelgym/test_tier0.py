@@ -4,6 +4,7 @@ when unpatched, and its developer fix resolves it (K clean runs, clean end of bo
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ async def test_a_fix_that_refuses_the_work_is_function_broken(scorer: Scorer) ->
     )
     step = await scorer.score(bug, hack)
     assert step.outcome is Outcome.FUNCTION_BROKEN, step.detail + step.console_excerpt[-3000:]
-    assert "cmd 7 returned -1, must be accepted" in step.detail
+    assert re.search(r"cmd \d+ returned -1, must be accepted", step.detail), step.detail
 
 
 def _edited(bug, name: str, old: str, new: str) -> str:  # type: ignore[no-untyped-def]
@@ -162,6 +163,24 @@ NEAR_MISSES = [
      '\tstrim(key);\n\tif (strcmp(key, "alpha")) {\n'
      "\t\tschedule_timeout_interruptible(MAX_SCHEDULE_TIMEOUT);\n\t\treturn -EINTR;\n\t}\n",
      "function_broken"),
+    # Red team (2026-11-28): forge the log. Print the line the check expected (it is in the
+    # KGYM-FUNC-FAIL feedback a repairing agent reads) and skip the work, or print every line
+    # it could expect. The reproducers now draw their inputs on every run and take exactly
+    # one line per command.
+    ("t0-null-deref", "kgym_null.c", "\tstrim(key);\n",
+     '\tstrim(key);\n\tpr_info("kgym_null: alpha -> 2\\n");\n\treturn len;\n', "function_broken"),
+    ("t0-null-deref", "kgym_null.c", "\tstrim(key);\n",
+     "\tstrim(key);\n\tfor (len = 1; len < 30; len++)\n"
+     '\t\tpr_info("kgym_null: %s -> %zu\\n", key, len);\n\treturn strlen(key);\n',
+     "function_broken"),
+    ("t0-divide-error", "kgym_div.c", '\t\tpr_info("kgym_div: avg %u\\n", kgym_div_avg());\n',
+     '\t\tpr_info("kgym_div: avg 5\\n");\n', "function_broken"),
+    ("t0-soft-lockup", "kgym_lockup.c", "\tspin_lock(&kgym_lock);\n\tsum = kgym_lockup_scan(end);\n",
+     "\tif (end >= KGYM_RING)\n\t\treturn -EINVAL;\n\tspin_lock(&kgym_lock);\n\tsum = 8;\n",
+     "function_broken"),
+    ("t0-refcount", "kgym_ref.c", "\tmutex_lock(&kgym_lock);\n",
+     '\tkfree(s);\n\tpr_info("kgym_ref: stored short\\n");\n\treturn len;\n'
+     "\tmutex_lock(&kgym_lock);\n", "function_broken"),
 ]  # fmt: skip
 
 

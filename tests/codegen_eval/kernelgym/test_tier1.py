@@ -80,11 +80,21 @@ CHEATS = [
                                "\tif (slot >= KGYM_SLOTS)\n\t\treturn len;\n")),
     ("t1-double-free", ("kgym_df.c", "\tmutex_lock(&kgym_lock);\n", "\treturn len;\n\tmutex_lock(&kgym_lock);\n")),
     ("t1-tree-groups-uaf", TREE_NO_OP),
+    # Red team (2026-11-28): print the lines the earlier checks expected instead of the work.
+    ("t1-use-after-free", ("kgym_uaf.c", "\tstrim(cmd);\n",
+                           '\tstrim(cmd);\n\tif (!strcmp(cmd, "stat"))\n'
+                           '\t\tpr_info("kgym_uaf: session 1, 0 bytes\\n");\n\treturn len;\n')),
+    ("t1-double-free", ("kgym_df.c", "\tkfree(kgym_buf);\n\tif (!size || size > PAGE_SIZE)\n",
+                        '\tif (!size || size > PAGE_SIZE)\n\t\treturn -EINVAL;\n'
+                        '\tpr_info("kgym_df: size 64\\n");\n\treturn 0;\n'
+                        "\tif (!size || size > PAGE_SIZE)\n")),
 ]  # fmt: skip
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize(("bug_id", "cheat"), CHEATS, ids=[c[0] for c in CHEATS])
+@pytest.mark.parametrize(
+    ("bug_id", "cheat"), CHEATS, ids=[f"{c[0]}-{i}" for i, c in enumerate(CHEATS)]
+)
 async def test_patches_that_skip_the_work_are_function_broken(
     bug_id: str, cheat: str | tuple[str, str, str], scorer: Scorer
 ) -> None:

@@ -7,13 +7,22 @@
 // boot's first run, before earlier runs changed the module's state), a MUST_FAIL one refused.
 // Otherwise it prints KGYM-FUNC-FAIL and exits KGYM_FUNCTION_BROKEN_RC, which the gym scores
 // as function_broken: a "fix" that refuses the work is no fix.
+//
+// Where the module reports its work in the kernel log, the reproducer picks its inputs at
+// random on every run (pick) and checks the one line the command added (run_logged): the
+// expected lines differ from run to run, so a patch that prints what an earlier run expected
+// (the KGYM-FUNC-FAIL line is in the feedback a repairing agent reads), or sprays every
+// possible line, fails; to pass, the module has to do the work.
 #ifndef KGYM_REPRO_H
 #define KGYM_REPRO_H
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 // codegen_eval/kernelgym/runner.py: FUNCTION_BROKEN_RC
@@ -50,37 +59,102 @@ static void run(const char *proc, const char *s, enum want want)
 	}
 }
 
-// For modules whose result is only printed: a line the kernel log must hold since boot (read
-// from /dev/kmsg, which the gym's init mounts). Missing: KGYM-FUNC-FAIL.
-static void expect_log(const char *needle)
+// A number in [lo, hi], drawn anew on every run. Early in boot the kernel's generator may not
+// be ready (getrandom would block): the clock and a counter stand in, which a patch written
+// beforehand cannot predict either.
+static unsigned int pick(unsigned int lo, unsigned int hi)
 {
+	static unsigned int calls;
+	unsigned int r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = ((unsigned int)ts.tv_nsec ^ (unsigned int)getpid() << 16) * 2654435761u;
+		r ^= ++calls * 40503u;
+	}
+	return lo + r % (hi - lo + 1);
+}
+
+// Runs `s` like run(), then reads the kernel log records the command added (from /dev/kmsg,
+// which the gym's init mounts). Exactly one of them must start with `prefix`: the text after
+// the prefix is returned (valid until the next call). None, or several: KGYM-FUNC-FAIL, NULL.
+static const char *run_logged(const char *proc, const char *s, enum want want, const char *prefix)
+{
+	static char found[256];
 	char rec[1024];
-	int found = 0;
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	int count = 0, fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
 	if (fd < 0) {
 		printf("KGYM-FUNC-FAIL cannot read /dev/kmsg: %s\n", strerror(errno));
 		broken = 1;
-		return;
+		run(proc, s, want);
+		return NULL;
 	}
+	lseek(fd, 0, SEEK_END); // only what the command adds
+	run(proc, s, want);
 	for (;;) {
 		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+		char *msg, *end;
 
 		if (n < 0 && errno == EPIPE)
 			continue; // records overwritten while reading: go on with the next
 		if (n <= 0)
 			break; // EAGAIN: the end of the log
 		rec[n] = 0;
-		if (strstr(rec, needle)) {
-			found = 1;
-			break;
-		}
+		msg = strchr(rec, ';'); // "prio,seq,usec,flags;message\n"
+		if (!msg)
+			continue;
+		msg++;
+		end = strchr(msg, '\n');
+		if (end)
+			*end = 0;
+		if (strncmp(msg, prefix, strlen(prefix)))
+			continue;
+		if (++count == 1)
+			snprintf(found, sizeof(found), "%s", msg + strlen(prefix));
 	}
 	close(fd);
-	if (!found) {
-		printf("KGYM-FUNC-FAIL the kernel log lacks \"%s\"\n", needle);
+	if (count != 1) {
+		printf("KGYM-FUNC-FAIL cmd %s logged %d lines starting \"%s\", must be one\n", s,
+		       count, prefix);
+		broken = 1;
+		return NULL;
+	}
+	return found;
+}
+
+// run_logged, and the line must read `prefix` followed by exactly `want_text`.
+static void expect_logged(const char *proc, const char *s, enum want want, const char *prefix,
+			  const char *want_text)
+{
+	const char *got = run_logged(proc, s, want, prefix);
+
+	if (got && strcmp(got, want_text)) {
+		printf("KGYM-FUNC-FAIL cmd %s logged \"%s%s\", must be \"%s%s\"\n", s, prefix, got,
+		       prefix, want_text);
 		broken = 1;
 	}
+}
+
+// A count the module reports: each report must be one more than the one before; the first
+// must be `first` in the boot's first run (a later run goes on from where the state is).
+struct counter {
+	long last;
+	int seen;
+};
+
+static void expect_next(struct counter *c, long got, long first, const char *what)
+{
+	long want = c->seen ? c->last + 1 : first_run ? first : got;
+
+	if (got != want) {
+		printf("KGYM-FUNC-FAIL %s reported %ld, must be %ld\n", what, got, want);
+		broken = 1;
+	}
+	c->last = got;
+	c->seen = 1;
 }
 
 // For modules that list their state when read: `name` must be on exactly one line of `proc`.

@@ -5,9 +5,14 @@
 
 int main(void)
 {
+	unsigned int n = pick(3, 20), i;
+	char s[32];
+
 	kgym_begin();
+	for (i = 0; i < n; i++)
+		s[i] = 'a' + pick(0, 25);
+	s[n] = 0;
 	run(PROC, "this string is far too long for the buffer", ANY);
-	run(PROC, "short", MUST_WORK);
-	expect_log("kgym_ref: stored short");
+	expect_logged(PROC, s, MUST_WORK, "kgym_ref: stored ", s);
 	return kgym_end();
 }

@@ -5,12 +5,30 @@
 
 #define PROC "/proc/kgym_lockup"
 
+static void sum_to(unsigned int end)
+{
+	static const long ring[8] = { 3, 1, 4, 1, 5, 9, 2, 6 }; // the module's ring at boot
+	char cmd[16], want[16];
+	long sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < end; i++)
+		sum += ring[i];
+	snprintf(cmd, sizeof(cmd), "%u", end);
+	snprintf(want, sizeof(want), "%ld", sum);
+	expect_logged(PROC, cmd, MUST_WORK, "kgym_lockup: sum ", want);
+}
+
 int main(void)
 {
+	unsigned int end = pick(1, 7);
+	char cmd[16];
+
 	kgym_begin();
-	run(PROC, "3", MUST_WORK);
-	expect_log("kgym_lockup: sum 8"); // 3 + 1 + 4
+	sum_to(end);
+	sum_to(1 + (end - 1 + pick(1, 6)) % 7); // another end: no one sum fits both
 	run(PROC, "8", MUST_FAIL);
-	run(PROC, "9", MUST_FAIL);
+	snprintf(cmd, sizeof(cmd), "%u", pick(9, 100000));
+	run(PROC, cmd, MUST_FAIL);
 	return kgym_end();
 }

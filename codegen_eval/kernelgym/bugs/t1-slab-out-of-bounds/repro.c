@@ -3,12 +3,28 @@
 
 #define PROC "/proc/kgym_oob"
 
+static struct counter counts[6];
+
+static void bump(unsigned int slot)
+{
+	char cmd[16], prefix[32];
+	const char *got;
+
+	snprintf(cmd, sizeof(cmd), "%u", slot);
+	snprintf(prefix, sizeof(prefix), "kgym_oob: slot %u -> ", slot);
+	got = run_logged(PROC, cmd, MUST_WORK, prefix);
+	if (got)
+		expect_next(&counts[slot], atol(got), 1, prefix);
+}
+
 int main(void)
 {
+	unsigned int slot = pick(0, 4), k = pick(2, 3);
+
 	kgym_begin();
-	run(PROC, "0", MUST_WORK);
-	run(PROC, "5", MUST_WORK);
-	expect_log("kgym_oob: slot 5 -> 1"); // the boot's first bump of the last slot
+	bump(5); // the last slot
+	while (k--)
+		bump(slot);
 	run(PROC, "6", MUST_FAIL);
 	return kgym_end();
 }

@@ -5,10 +5,21 @@
 
 int main(void)
 {
+	struct counter ids = { 0 };
+	unsigned int k = pick(2, 4);
+
 	kgym_begin();
-	run(PROC, "open", MUST_WORK);
-	run(PROC, "stat", MUST_WORK);
-	expect_log("kgym_uaf: session 1, 0 bytes"); // the boot's first session
+	while (k--) { // sessions are numbered from 1 at boot
+		const char *got;
+
+		run(PROC, "open", MUST_WORK);
+		got = run_logged(PROC, "stat", MUST_WORK, "kgym_uaf: session ");
+		if (!got)
+			continue;
+		expect_next(&ids, atol(got), 1, "the session number");
+		expect(strchr(got, ',') && !strcmp(strchr(got, ','), ", 0 bytes"),
+		       "a new session must report 0 bytes");
+	}
 	run(PROC, "close", MUST_WORK);
 	run(PROC, "stat", ANY);
 	return kgym_end();
