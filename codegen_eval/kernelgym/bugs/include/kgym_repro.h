@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,24 @@ static void expect(int ok, const char *what)
 		printf("KGYM-FUNC-FAIL %s\n", what);
 		broken = 1;
 	}
+}
+
+// For the supplementary-group bugs: set `n` (at most 8) group ids drawn on this run, in
+// ascending order as getgroups returns them, and read them back.
+static void expect_groups_kept(int n)
+{
+	gid_t groups[8], got[8] = { 0 };
+	int rc, i, same = 1;
+
+	for (i = 0; i < n; i++)
+		groups[i] = (i ? groups[i - 1] : 0) + pick(1, 20000);
+	rc = setgroups(n, groups);
+	printf("setgroups: %d\n", rc);
+	expect(rc == 0, "setgroups must succeed");
+	rc = getgroups(8, got);
+	for (i = 0; i < n; i++)
+		same &= got[i] == groups[i];
+	expect(rc == n && same, "getgroups must return the groups set");
 }
 
 // Call first: marks the boot's first run (the initramfs root is fresh on every boot).
