@@ -27,7 +27,7 @@ from codegen_eval.kernelgym.git_builder import GitKernelBuilder
 from codegen_eval.kernelgym.patch_screen import screen_patch
 from codegen_eval.kernelgym.records import bundled_bug
 
-from .test_builders import _git
+from .test_builders import stand_in_repo
 
 
 @pytest.fixture(autouse=True)
@@ -169,8 +169,8 @@ def test_a_kernel_tree_build_runs_in_the_sandbox(open_dir: Path) -> None:
     uid without network, sees the worktree but not the user's repository or root's home, and
     a product left as a symlink is not copied out."""
     repo = open_dir / "linux"
-    repo.mkdir()
-    (repo / "Makefile").write_text(
+    repo, commit = stand_in_repo(
+        open_dir,
         ".PHONY: olddefconfig vmlinux leak\n"
         "olddefconfig:\n\ttrue\n"
         # The probe first: the pristine build (which does not compile) leaves it in the
@@ -178,13 +178,9 @@ def test_a_kernel_tree_build_runs_in_the_sandbox(open_dir: Path) -> None:
         "vmlinux:\n"
         f"\t{{ id -u; grep -c : /proc/net/dev; ls -d /root/.cache {repo} 2>&1 || true; }} > $(O)/probe\n"
         "\tgcc -o $(O)/vmlinux main.c\n"
-        "leak:\n\tln -sf /etc/hostname $(O)/leak\n"
+        "leak:\n\tln -sf /etc/hostname $(O)/leak\n",
+        "int main(void) { return BUGGY; }\n",
     )
-    (repo / "main.c").write_text("int main(void) { return BUGGY; }\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "buggy")
-    commit = _git(repo, "rev-parse", "HEAD")
     fix = "--- a/main.c\n+++ b/main.c\n@@ -1 +1 @@\n-int main(void) { return BUGGY; }\n+int main(void) { return 7; }\n"
 
     builder = GitKernelBuilder(repo, root=open_dir / "wt", target="vmlinux")
@@ -209,20 +205,15 @@ def test_a_candidates_build_leaves_nothing_for_the_next(open_dir: Path) -> None:
     takes a leftover `planted` file over the compiled image, as a stale object would be; the
     first candidate leaves one. Each candidate now builds in its own copy of the pristine
     build directory."""
-    repo = open_dir / "linux"
-    repo.mkdir()
-    (repo / "Makefile").write_text(
+    repo, commit = stand_in_repo(
+        open_dir,
         ".PHONY: olddefconfig vmlinux\n"
         "olddefconfig:\n\ttrue\n"
         "vmlinux:\n\tgcc -o $(O)/vmlinux main.c\n"
         "\tif grep -q PLANT main.c; then cp $(O)/vmlinux $(O)/planted; fi\n"
-        "\tif [ -e $(O)/planted ]; then cp $(O)/planted $(O)/vmlinux; fi\n"
+        "\tif [ -e $(O)/planted ]; then cp $(O)/planted $(O)/vmlinux; fi\n",
+        "int main(void) { return 1; }\n",
     )
-    (repo / "main.c").write_text("int main(void) { return 1; }\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "buggy")
-    commit = _git(repo, "rev-parse", "HEAD")
 
     def patch(body: str) -> str:
         return (

@@ -89,22 +89,29 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def test_git_kernel_builder_on_a_stand_in_repo(tmp_path: Path) -> None:
-    """A tiny git repo whose Makefile stands in for Linux: olddefconfig and a vmlinux target
-    (the real thing, a Linux tree at a commit built to a bzImage, is in test_kbench_git.py)."""
-    repo = tmp_path / "linux"
+def stand_in_repo(at: Path, makefile: str, main_c: str) -> tuple[Path, str]:
+    """A git repo `at`/linux whose Makefile stands in for Linux (it honours O= like Kbuild:
+    objects and .config go to the build directory), with one commit; (repo, commit)."""
+    repo = at / "linux"
     repo.mkdir()
-    # Honours O= like Kbuild: objects and .config go to the build directory.
-    (repo / "Makefile").write_text(
-        ".PHONY: olddefconfig vmlinux\n"
-        "olddefconfig:\n\tgrep -q CONFIG_ $(O)/.config && echo CONFIG_OLDDEF=y >> $(O)/.config\n"
-        "vmlinux:\n\tgcc -o $(O)/vmlinux main.c\n"
-    )
-    (repo / "main.c").write_text("int main(void) { return BUGGY; }\n")
+    (repo / "Makefile").write_text(makefile)
+    (repo / "main.c").write_text(main_c)
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "buggy")
-    bug_commit = _git(repo, "rev-parse", "HEAD")
+    return repo, _git(repo, "rev-parse", "HEAD")
+
+
+def test_git_kernel_builder_on_a_stand_in_repo(tmp_path: Path) -> None:
+    """A tiny git repo whose Makefile stands in for Linux: olddefconfig and a vmlinux target
+    (the real thing, a Linux tree at a commit built to a bzImage, is in test_kbench_git.py)."""
+    repo, bug_commit = stand_in_repo(
+        tmp_path,
+        ".PHONY: olddefconfig vmlinux\n"
+        "olddefconfig:\n\tgrep -q CONFIG_ $(O)/.config && echo CONFIG_OLDDEF=y >> $(O)/.config\n"
+        "vmlinux:\n\tgcc -o $(O)/vmlinux main.c\n",
+        "int main(void) { return BUGGY; }\n",
+    )
     (repo / "main.c").write_text("int main(void) { return 0; }\n")
     _git(repo, "commit", "-qam", "later work in the user's tree")
 
