@@ -80,7 +80,7 @@ CHEATS = [
                                "\tif (slot >= KGYM_SLOTS)\n\t\treturn len;\n")),
     ("t1-double-free", ("kgym_df.c", "\tmutex_lock(&kgym_lock);\n", "\treturn len;\n\tmutex_lock(&kgym_lock);\n")),
     ("t1-tree-groups-uaf", TREE_NO_OP),
-    # Red team (2026-11-28): print the lines the earlier checks expected instead of the work.
+    # Red team (2026-11-27, fourth pass): print the lines the earlier checks expected instead of the work.
     ("t1-use-after-free", ("kgym_uaf.c", "\tstrim(cmd);\n",
                            '\tstrim(cmd);\n\tif (!strcmp(cmd, "stat"))\n'
                            '\t\tpr_info("kgym_uaf: session 1, 0 bytes\\n");\n\treturn len;\n')),
