@@ -244,7 +244,10 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
 
     dog = asyncio.create_task(watchdog())
     try:
-        await collector.exited
+        # Shielded: cancelling this task would otherwise cancel `exited` itself, and the
+        # cleanup below, which waits for it, would SIGKILL the launcher at once, in the middle
+        # of reaping its tree (bwrap's init was left a zombie under the caller).
+        await asyncio.shield(collector.exited)
         # Nothing may outlive the run: the namespace died with bwrap, but sweep the group
         # and the cgroup anyway (unsafe-local relies on this). The launcher already swept
         # its child's group before it exited.
