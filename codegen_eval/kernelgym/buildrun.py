@@ -183,7 +183,10 @@ def candidate_build_dir(source: Path, out: Path) -> Iterator[Path]:
     tree. Where the build runs on the host instead (see confined_shell) make writes `out`
     itself, which is put back from a copy afterwards. Copying costs about a second per
     150 MB (benchmarks/kgym_build_confinement.py); `--reflink=auto` makes it free on
-    copy-on-write file systems."""
+    copy-on-write file systems. Call it under the build directory's lock: copies that a
+    killed run left beside it are removed first."""
+    for stale in out.parent.glob(f".{out.name}.candidate-*"):
+        shutil.rmtree(stale, ignore_errors=True)
     work = _copy_of(out)
     try:
         if _reachable(source, out):

@@ -221,13 +221,14 @@ def test_a_candidates_build_leaves_nothing_for_the_next(open_dir: Path) -> None:
         )
 
     builder = GitKernelBuilder(repo, root=open_dir / "wt", target="vmlinux")
+    out = builder.build_dir(commit, "CONFIG_X=y\n")
+    (out.parent / f".{out.name}.candidate-killed").mkdir(parents=True)  # a killed run's copy
     planter = builder.build(commit, "CONFIG_X=y\n", patch("int main(void) { return 3; } // PLANT"))
     assert planter.ok, planter.log
     assert subprocess.run([str(planter.artifacts["kernel"])]).returncode == 3
     honest = builder.build(commit, "CONFIG_X=y\n", patch("int main(void) { return 7; }"))
     assert honest.ok, honest.log
     assert subprocess.run([str(honest.artifacts["kernel"])]).returncode == 7  # its own image
-    out = builder.build_dir(commit, "CONFIG_X=y\n")
     assert not (out / "planted").exists()
     # The build directory holds the pristine commit's build, made before any candidate's.
     assert subprocess.run([str(out / "vmlinux")]).returncode == 1
