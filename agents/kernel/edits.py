@@ -23,6 +23,7 @@ instead of producing a diff that `patch` would reject after a build slot was spe
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -236,8 +237,26 @@ _NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof", "do", "els
 def code_blocks(answer: str) -> list[str]:
     """The fenced code blocks of a plain answer (an unclosed last one too), or the whole
     answer when it has none: small models do not always fence their code."""
+    answer = _unwrapped_call(answer)
     blocks = [m[1] for m in _BLOCK.finditer(answer)]
     return [_without_line_numbers(b) for b in blocks or [answer]]
+
+
+def _unwrapped_call(answer: str) -> str:
+    """Asked for a ```c block, the 0.5B model mostly wrote the edit tool's call as JSON text
+    instead, `{"tool": "replace_function", "arguments": {"name": ..., "new_code": ...}}` (24
+    of its 51 calls in one run of the 9 tier-0 bugs, none of them executed): the code is
+    its `new_code` (or `code`). Anything else comes back as it is."""
+    text = answer.strip()
+    if not text.startswith("{"):
+        return answer
+    try:
+        call = json.loads(text)
+    except ValueError:
+        return answer
+    args = call.get("arguments", call.get("parameters")) if isinstance(call, dict) else None
+    code = args.get("new_code", args.get("code")) if isinstance(args, dict) else None
+    return f"```c\n{code}\n```" if isinstance(code, str) and code.strip() else answer
 
 
 def functions_in(code: str) -> list[tuple[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -182,6 +183,24 @@ def test_an_answer_with_two_functions_edits_both_and_leaves_new_ones_out(tmp_pat
     assert patch is not None
     text = _applies(patch, tmp_path)
     assert "\tif (!e)\n\t\treturn -ENOENT;\n\te->value++;" in text and "\tsize_t i;" in text
+
+
+def test_an_edit_call_written_as_json_text_is_taken_as_its_code(tmp_path: Path) -> None:
+    # The 0.5B model, asked for a ```c block, wrote the tool call as text instead.
+    fixed = dict(functions_in(_read("kgym_null.c")))["kgym_null_write"].replace(
+        "\te->value++;", "\tif (!e)\n\t\treturn -ENOENT;\n\te->value++;"
+    )
+    call = {"tool": "replace_function", "arguments": {"name": "kgym_null_write", "new_code": fixed}}
+    tools = SourceTools(SourceView(SRC), FILES)
+    note = tools.rewrite_functions(json.dumps(call))
+    assert note is not None and note.startswith("Edit accepted"), note
+    patch = tools.take_patch()
+    assert patch is not None
+    assert "\tif (!e)\n\t\treturn -ENOENT;\n\te->value++;" in _applies(patch, tmp_path)
+    # a call without code (read_file) or JSON that is no call is no edit
+    read = {"tool": "read_file", "arguments": {"path": "/sandbox/src/kgym_null.c"}}
+    assert tools.rewrite_functions(json.dumps(read)) is None
+    assert tools.rewrite_functions('{"tool": "replace_function", "arguments": ') is None
 
 
 def test_an_answer_without_functions_of_the_bug_is_no_edit() -> None:
