@@ -11,9 +11,9 @@ gym's own Scorer; the StepResult comes back whole, as JSON in the Score's explan
 
 Build cache: `cache_root()` ($KERNELGYM_CACHE, else ~/.cache/codegen-lab/kernelgym, for
 root /var/cache/codegen-lab/kernelgym, on each node). By default every node builds into its
-own cache (modules, reproducers, patched kernels rebuilt per node, once). Pointing $KERNELGYM_CACHE at shared storage (the jobs inherit the
-submitter's environment) shares builds between nodes; two jobs building the same key at the
-same moment both build it.
+own cache (modules, reproducers, patched kernels rebuilt per node, once). Pointing
+$KERNELGYM_CACHE at shared storage (the jobs inherit the submitter's environment) shares
+builds between nodes; two jobs building the same key at the same moment both build it.
 
 Each bug job asks for `cpus` CPUs (a kernel build wants them all) and scores one pair at a
 time; one pair per job (batch_size 1) keeps a slow build from holding other bugs back.

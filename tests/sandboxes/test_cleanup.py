@@ -30,12 +30,11 @@ from .conftest import marker, open_or_assert_clear_error, processes_with
 # Run in a child process that is a child subreaper: anything our execs orphan is reparented
 # to it (not to PID 1, where other users' leftovers also land), so its children after the
 # batch are exactly what the sandbox failed to reap.
-BATCH = textwrap.dedent(
+SUBREAPER = textwrap.dedent(
     """
     import asyncio, ctypes, json, os
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     from sandboxes import Limits, open_sandbox
-    from sandboxes._stale import owner_token
 
     def children():
         out = []
@@ -51,6 +50,11 @@ BATCH = textwrap.dedent(
             return s[s.index(b"(") + 1 : s.rindex(b")")].decode() + " " + chr(s[s.rindex(b")") + 2])
         except OSError:
             return "gone"
+    """
+)
+BATCH = SUBREAPER + textwrap.dedent(
+    """
+    from sandboxes._stale import owner_token
 
     def ours_alive(token):  # processes still in one of our per-run cgroups
         found = []
@@ -111,26 +115,8 @@ def test_no_zombies_or_leftovers_after_kills() -> None:
     assert got["alive"] == [], got
 
 
-CANCELS = textwrap.dedent(
+CANCELS = SUBREAPER + textwrap.dedent(
     """
-    import asyncio, ctypes, json, os
-    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    from sandboxes import Limits, open_sandbox
-
-    def zombies():
-        out = []
-        for tid in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{tid}/children") as f:
-                for pid in f.read().split():
-                    try:
-                        with open(f"/proc/{pid}/stat", "rb") as st:
-                            s = st.read()
-                    except OSError:
-                        continue
-                    if s[s.rindex(b")") + 2 :][:1] == b"Z":
-                        out.append(s[s.index(b"(") + 1 : s.rindex(b")")].decode())
-        return out
-
     async def main():
         async with open_sandbox() as sb:
             for _ in range(10):
@@ -142,7 +128,7 @@ CANCELS = textwrap.dedent(
                 except asyncio.CancelledError:
                     pass
         await asyncio.sleep(0.5)
-        print(json.dumps(zombies()))
+        print(json.dumps([stat(k) for k in children() if stat(k).endswith(" Z")]))
 
     asyncio.run(main())
     """

@@ -199,9 +199,9 @@ def test_a_kernel_tree_build_runs_in_the_sandbox(open_dir: Path) -> None:
 
 
 def test_a_candidates_build_leaves_nothing_for_the_next(open_dir: Path) -> None:
-    """Red team (2026-11-27, fourth pass): kernel-tree candidates shared one build directory, so what one
-    candidate's make left there (an object with a fresh mtime, a generated header) could be
-    picked up by the next candidate's incremental build. Here the build machinery itself
+    """Red team (2026-11-27, fourth pass): kernel-tree candidates shared one build
+    directory, so what one candidate's make left there (an object with a fresh mtime, a
+    generated header) could be picked up by the next candidate's incremental build. Here the build machinery itself
     takes a leftover `planted` file over the compiled image, as a stale object would be; the
     first candidate leaves one. Each candidate now builds in its own copy of the pristine
     build directory."""

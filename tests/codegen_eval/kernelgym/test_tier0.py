@@ -163,9 +163,9 @@ NEAR_MISSES = [
      '\tstrim(key);\n\tif (strcmp(key, "alpha")) {\n'
      "\t\tschedule_timeout_interruptible(MAX_SCHEDULE_TIMEOUT);\n\t\treturn -EINTR;\n\t}\n",
      "function_broken"),
-    # Red team (2026-11-27, fourth pass): forge the log. Print the line the check expected (it is in the
-    # KGYM-FUNC-FAIL feedback a repairing agent reads) and skip the work, or print every line
-    # it could expect. The reproducers now draw their inputs on every run and take exactly
+    # Red team (2026-11-27, fourth pass): forge the log. Print the line the check expected
+    # (it is in the KGYM-FUNC-FAIL feedback a repairing agent reads) and skip the work, or
+    # print every line it could expect. The reproducers now draw their inputs on every run and take exactly
     # one line per command.
     ("t0-null-deref", "kgym_null.c", "\tstrim(key);\n",
      '\tstrim(key);\n\tpr_info("kgym_null: alpha -> 2\\n");\n\treturn len;\n', "function_broken"),
