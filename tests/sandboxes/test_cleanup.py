@@ -50,6 +50,15 @@ SUBREAPER = textwrap.dedent(
             return s[s.index(b"(") + 1 : s.rindex(b")")].decode() + " " + chr(s[s.rindex(b")") + 2])
         except OSError:
             return "gone"
+
+    async def cancelled_exec(sb, after):  # an exec cancelled while it runs
+        t = asyncio.create_task(sb.exec(["sleep", "30"], limits=Limits(wall_s=30)))
+        await asyncio.sleep(after)
+        t.cancel()
+        try:
+            await t
+        except asyncio.CancelledError:
+            pass
     """
 )
 BATCH = SUBREAPER + textwrap.dedent(
@@ -81,13 +90,7 @@ BATCH = SUBREAPER + textwrap.dedent(
                 assert r.status == "nonzero_exit", r
                 r = await sb.exec(["true"])
                 assert r.ok, r
-            t = asyncio.create_task(sb.exec(["sleep", "30"], limits=Limits(wall_s=30)))
-            await asyncio.sleep(0.5)
-            t.cancel()
-            try:
-                await t
-            except asyncio.CancelledError:
-                pass
+            await cancelled_exec(sb, 0.5)
         async with open_sandbox("unsafe-local") as sb:
             r = await sb.exec(["sh", "-c", "setsid sleep 30 </dev/null >/dev/null 2>&1 & exit 0"])
             assert r.ok, r
@@ -120,13 +123,7 @@ CANCELS = SUBREAPER + textwrap.dedent(
     async def main():
         async with open_sandbox() as sb:
             for _ in range(10):
-                t = asyncio.create_task(sb.exec(["sleep", "30"], limits=Limits(wall_s=30)))
-                await asyncio.sleep(0.4)
-                t.cancel()
-                try:
-                    await t
-                except asyncio.CancelledError:
-                    pass
+                await cancelled_exec(sb, 0.4)
         await asyncio.sleep(0.5)
         print(json.dumps([stat(k) for k in children() if stat(k).endswith(" Z")]))
 
