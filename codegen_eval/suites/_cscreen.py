@@ -384,10 +384,17 @@ class Expr:
         return render(self.tokens)
 
 
+# Recursion depth of the parser (a level per `expression` and `unary` entered: a parenthesis
+# costs two). Unbounded, ~200 nested parentheses raised RecursionError: scored infra_error,
+# the harness's failure, instead of the candidate's. Honest arguments nest a few levels.
+MAX_NESTING = 64
+
+
 class _Parser:
     def __init__(self, tokens: list[Token], policy: ExprPolicy) -> None:
         self.toks = tokens
         self.k = 0
+        self.depth = 0
         self.policy = policy
         self.variables: set[str] = set()
         self.names: set[str] = set()
@@ -408,7 +415,15 @@ class _Parser:
         self.k += 1
         return t
 
+    def nest(self) -> None:
+        """One level deeper; refused past MAX_NESTING (the caller returns through `unnest`)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise Forbidden("too_deep", f"{self.policy.what} nests too deeply (parentheses, "
+                            "subscripts, `?:`, unary operators, casts)")  # fmt: skip
+
     def expression(self) -> None:
+        self.nest()
         start = len(self.seen)
         self.binary(1)
         if (t := self.peek()) is not None and t.text == "?":
@@ -419,6 +434,7 @@ class _Parser:
                 raise Forbidden("comma_operator", "the comma operator is not accepted")
             self.take(":")
             self.expression()
+        self.depth -= 1
 
     def binary(self, min_prec: int) -> None:
         start = len(self.seen)
@@ -431,6 +447,11 @@ class _Parser:
             self.operations.append(Operation(t.text, left, tuple(self.toks[at : self.k])))
 
     def unary(self) -> None:
+        self.nest()
+        self._unary()
+        self.depth -= 1
+
+    def _unary(self) -> None:
         t = self.peek()
         if t is None:
             raise ScreenSyntaxError(f"{self.policy.what} ends too early")

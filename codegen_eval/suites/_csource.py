@@ -149,16 +149,25 @@ def parse_call_statement(text: str, prefix: str = "MPI_") -> CallStatement | Non
     return CallStatement(0, 0, call.name, call.args, call.text)
 
 
-def _norm(node: Node) -> str:
+# _norm recurses once per tree level; a candidate's `1 + 1 + ... + 1` (which the screen
+# accepts: a flat chain is not nesting) is a left-deep tree thousands of levels high and raised
+# RecursionError in the scorer (infra_error). Deeper than this, the text is compared as written.
+_NORM_DEPTH = 200
+
+
+def _norm(node: Node, depth: int = 0) -> str:
+    if depth > _NORM_DEPTH:
+        return "".join(_text(node).split())
+    depth += 1
     t = node.type
     if t == "parenthesized_expression":
         inner = [c for c in node.named_children if c.type != "comment"]
-        return _norm(inner[0]) if len(inner) == 1 else _text(node)
+        return _norm(inner[0], depth) if len(inner) == 1 else _text(node)
     if t == "cast_expression":
         # (void *) buf, (int) n: casts do not change which object or value an MPI argument
         # names, and models add or drop them freely
         value = node.child_by_field_name("value")
-        return _norm(value) if value is not None else _text(node)
+        return _norm(value, depth) if value is not None else _text(node)
     if t == "pointer_expression":
         op = _text(node.children[0])
         arg = node.child_by_field_name("argument")
@@ -168,11 +177,11 @@ def _norm(node: Node) -> str:
             index = arg.child_by_field_name("index")
             array = arg.child_by_field_name("argument")
             if index is not None and array is not None:
-                idx = _norm(index)
-                base = _norm(array)
+                idx = _norm(index, depth)
+                base = _norm(array, depth)
                 # &a[0] is a, &a[k] is a + k: the same address, written two ways
                 return base if idx == "0" else f"({base}+{idx})"
-        return f"{op}{_norm(arg)}"
+        return f"{op}{_norm(arg, depth)}"
     if t == "number_literal":
         raw = _text(node).rstrip("uUlL")
         try:
@@ -185,7 +194,7 @@ def _norm(node: Node) -> str:
         op = node.child_by_field_name("operator")
         if left is None or right is None or op is None:
             return _text(node)
-        return f"({_norm(left)}{_text(op)}{_norm(right)})"
+        return f"({_norm(left, depth)}{_text(op)}{_norm(right, depth)})"
     if t in ("identifier", "string_literal", "char_literal"):
         return _text(node)
     if node.named_child_count == 0:
@@ -193,7 +202,7 @@ def _norm(node: Node) -> str:
     # everything else: the tokens without whitespace, children normalized
     parts = []
     for c in node.children:
-        parts.append(_norm(c) if c.is_named else _text(c))
+        parts.append(_norm(c, depth) if c.is_named else _text(c))
     return "".join(parts)
 
 

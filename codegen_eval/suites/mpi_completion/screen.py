@@ -52,6 +52,7 @@ from codegen_eval.suites._cscreen import (
 )
 from codegen_eval.suites._csource import call_statements
 from codegen_eval.suites._csource import parse as ts_parse
+from codegen_eval.suites._screen_guard import screen_guard
 
 from .problems import KEPT_CALLS
 
@@ -391,6 +392,7 @@ def _check_role(
                                 "message buffer")  # fmt: skip
 
 
+@screen_guard
 def screen_call(
     text: str,
     names: ProgramNames | None = None,
@@ -450,6 +452,7 @@ _PARENT_WHAT = {
 }
 
 
+@screen_guard
 def check_placement(program: str, lines: Sequence[int], texts: Sequence[str]) -> None:
     """Each inserted call (`texts[k]`, put on line `lines[k]` of `program`) must be a
     statement of a block: after `if (rank == 0)` or a `for (...)` header without braces it

@@ -50,6 +50,7 @@ from codegen_eval.suites._cscreen import (
     strip_comments,
     tokenize,
 )
+from codegen_eval.suites._screen_guard import screen_guard
 
 from .constant import evaluate
 
@@ -422,6 +423,7 @@ def _screen_line(line: str, names: ProgramNames, found: _Found) -> tuple[str, st
     return " ".join(out), directive, schedule_kind
 
 
+@screen_guard
 def screen_pragma(lines: Sequence[str], names: ProgramNames) -> ScreenedPragma:
     """Screen an answer's pragma lines (continuations already joined) against the grammar
     above. Raises Forbidden or ScreenSyntaxError; returns the canonical lines."""
