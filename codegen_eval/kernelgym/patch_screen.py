@@ -8,35 +8,153 @@ make runs. So a candidate that touches any of them is refused with a one-line re
 is a patch that makes symlinks, changes modes, carries binary data or names a path outside
 the tree. Every make on candidate input also runs in the sandbox (`buildrun.py`): the
 screen keeps the build machinery out of reach, the sandbox keeps the host out of reach.
+
+The screen reads the patch the way GNU patch 2.7 (`patch -p1 --unified`) does, not the way
+a well-formed `git diff` looks: every name patch could pick is screened, from every header
+form it acts on (measured, `tests/codegen_eval/kernelgym/test_patch_forms.py`):
+- `---`/`+++` names, quoted (C escapes, `"Make\\146ile"`) or not; unquoted, patch ends a name
+  at a tab, or at the first space when there is no tab: both readings are screened;
+- `diff --git` names: patch uses them when a section has no `---`/`+++` (a hunk right after
+  the git header, a header-only new file such as an empty `Kbuild`);
+- `rename`/`copy from`/`to`, `Index:`;
+- file modes on `new file mode`, `deleted file mode`, `old mode`, `new mode` **and** the
+  `index <hash>..<hash> <mode>` line (patch makes a symlink from `index ... 120000`);
+- -p1 strips the first component whatever it is: `x/scripts/mod/modpost.c` is
+  `scripts/mod/modpost.c`.
+Lines inside a hunk (as counted by its `@@` header) are content, never headers.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-__all__ = ["screen_patch"]
+__all__ = ["patch_names", "screen_patch"]
 
 ALLOWED_SUFFIXES = (".c", ".h")
 # Directories whose sources become programs the build host runs (fixdep, modpost, objtool,
 # gen_init_cpio, the x86 instruction tables, ...).
 HOST_PROGRAM_DIRS = ("scripts", "tools", "usr")
-_HEADER = re.compile(r"^(?:---|\+\+\+) (\S+)", re.M)
-_GIT_PATHS = re.compile(r"^(?:rename|copy) (?:from|to) (.+)$", re.M)
-_GIT_MODES = re.compile(r"^(?:new file mode|deleted file mode|old mode|new mode) (\d+)$", re.M)
+REGULAR_MODE = "100644"
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_NAME_LINE = re.compile(r"^(?:---|\+\+\+|\*\*\*) (.*)$")
+_GIT_NAMES = re.compile(r"^(?:rename|copy) (?:from|to|old|new) (.*)$")
+_MODE_LINE = re.compile(r"^(?:new file mode|deleted file mode|old mode|new mode) (.*)$")
+_INDEX_MODE = re.compile(r"^index [0-9a-fA-F]+\.\.[0-9a-fA-F]+ (\S+)")
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 
-def _strip_prefix(name: str) -> str:
-    return name[2:] if name[:2] in ("a/", "b/") else name
+def _unquote(text: str) -> tuple[str, str]:
+    """(name, rest) for a C-quoted name at the start of `text` (git and GNU patch quote
+    names with unusual characters). An unterminated quote gives the text as it is."""
+    out, i = [], 1
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            return "".join(out), text[i + 1 :]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            octal = re.match(r"[0-7]{1,3}", text[i + 1 : i + 4])
+            if octal:
+                out.append(chr(int(octal.group(), 8)))
+                i += 1 + len(octal.group())
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return text, ""
+
+
+def _header_names(text: str) -> list[str]:
+    """Every reading GNU patch could give the name in a `---`/`+++` line."""
+    text = text.rstrip("\r\n")
+    if text.startswith('"'):
+        return [_unquote(text)[0]]
+    names = {text.split("\t", 1)[0].rstrip(), *text.split()[:1]}
+    return [n for n in names if n]
+
+
+def _git_names(text: str) -> list[str]:
+    """The names on a `diff --git` line: quoted ones unquoted, the rest split on spaces
+    (a name with a space in it is then refused, which no fix needs)."""
+    names, rest = [], text.strip()
+    while rest:
+        if rest.startswith('"'):
+            name, rest = _unquote(rest)
+        else:
+            name, _, rest = rest.partition(" ")
+        names.append(name)
+        rest = rest.strip()
+    return names
+
+
+def _lines_outside_hunks(patch_text: str) -> Iterator[str]:
+    """The lines patch reads as headers or leading garbage: a hunk's lines, as many as its
+    `@@ -a,n +b,m @@` counts (a blank line is context, as patch takes it), are skipped."""
+    old = new = 0
+    for line in patch_text.split("\n"):
+        if old > 0 or new > 0:
+            tag = line[:1]
+            if tag in (" ", ""):
+                old, new = old - 1, new - 1
+            elif tag == "-":
+                old -= 1
+            elif tag == "+":
+                new -= 1
+            elif tag != "\\":  # "\ No newline at end of file" counts for nothing
+                old = new = 0  # a short hunk: patch will reject it; read on as headers
+                yield line
+            continue
+        hunk = _HUNK.match(line)
+        if hunk:
+            old = int(hunk.group(1)) if hunk.group(1) is not None else 1
+            new = int(hunk.group(2)) if hunk.group(2) is not None else 1
+            continue
+        yield line
+
+
+def patch_names(patch_text: str) -> tuple[list[str], list[str], bool]:
+    """(every file name patch could act on, every file mode, whether it carries binary data)."""
+    names: list[str] = []
+    modes: list[str] = []
+    binary = False
+    for raw in _lines_outside_hunks(patch_text):
+        line = raw.rstrip("\r")
+        if line.startswith("diff --git "):
+            names += _git_names(line[len("diff --git ") :])
+        elif m := _NAME_LINE.match(line):
+            names += _header_names(m.group(1))
+        elif m := _GIT_NAMES.match(line):
+            names += _header_names(m.group(1))
+        elif line.startswith("Index: "):
+            names += _header_names(line[len("Index: ") :])
+        elif m := _MODE_LINE.match(line):
+            modes.append(m.group(1).strip())
+        elif m := _INDEX_MODE.match(line):
+            modes.append(m.group(1))
+        elif line.startswith(("GIT binary patch", "Binary files ")):
+            binary = True
+    return names, modes, binary
+
+
+def _strip_component(path: str) -> str:
+    """What `patch -p1` leaves of a relative name: everything after the first slash."""
+    return path.split("/", 1)[1] if "/" in path else path
 
 
 def _path_problem(name: str) -> str | None:
     if name == "/dev/null":
         return None
-    path = _strip_prefix(name)
+    if name.startswith("/"):
+        return f"{name}: a path outside the tree"
+    path = _strip_component(name)
     parts = PurePosixPath(path).parts
-    if path.startswith("/") or ".." in parts:
-        return f"{path}: a path outside the tree"
+    if not path or ".." in parts or any(c in path for c in "\0\n\r"):
+        return f"{path!r}: a path outside the tree"
     if (parts and parts[0] in HOST_PROGRAM_DIRS) or "tools" in parts[:-1]:
         return f"{path}: sources of programs the build host runs"
     if not path.endswith(ALLOWED_SUFFIXES):
@@ -49,12 +167,12 @@ def screen_patch(patch_text: str) -> str | None:
     it is refused (one line, for the agent)."""
     if not patch_text.strip():
         return None
-    if "GIT binary patch" in patch_text or re.search(r"^Binary files ", patch_text, re.M):
+    names, modes, binary = patch_names(patch_text)
+    if binary:
         return "patch refused: binary changes"
-    for mode in _GIT_MODES.findall(patch_text):
-        if mode not in ("100644",):
+    for mode in modes:
+        if mode != REGULAR_MODE:
             return f"patch refused: file mode {mode} (symlinks and executables are build machinery)"
-    names = _HEADER.findall(patch_text) + [m.strip() for m in _GIT_PATHS.findall(patch_text)]
     if not names:
         return "patch refused: not a unified diff (no ---/+++ file headers)"
     for name in names:
