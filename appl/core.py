@@ -464,6 +464,26 @@ class PplFunction:
             loop.close()
 
 
+@contextmanager
+def library_run(name: str) -> Iterator[tuple[str, str]]:
+    """(run id, logical path) for library code that sends model requests itself (the LLM
+    compiler): inside a @ppl call it is a child of that call's frame, "name[i]" like a nested
+    @ppl call; outside any run it is a run of its own, with the tracing or replay that
+    APPL_TRACE / APPL_REPLAY / [trace] ask for, so its calls are recorded and strictly
+    replayed exactly like a program's gens."""
+    parent = _frame.get()
+    rt = _runtime.get()
+    if parent is not None and rt is not None and not rt.closed:
+        index = parent.child_counts[name]
+        parent.child_counts[name] = index + 1
+        yield rt.run_id, f"{parent.path}/{name}[{index}]"
+        return
+    from appl.runtime import standalone_run
+
+    with _trace_scope(), standalone_run(name) as run_id:
+        yield run_id, name
+
+
 def _trace_scope() -> AbstractContextManager[Any]:
     """Tracing/replay asked for by APPL_TRACE / APPL_REPLAY / [trace] (usually a no-op)."""
     from appl.trace._record import auto_scope  # late: tracing is opt-in and costs nothing off

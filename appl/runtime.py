@@ -129,7 +129,32 @@ def current_runtime() -> Runtime | None:
 def current_run_id() -> str | None:
     """The id of the current run (as in its events' `run_id`), or None outside any run."""
     runtime = _current_runtime.get()
-    return runtime.run_id if runtime is not None else None
+    return runtime.run_id if runtime is not None else _standalone_run.get()
+
+
+# A run that is not a @ppl run: the LLM compiler called outside any @ppl function is a run
+# of its own, so its model calls are traced and strictly replayed like a program's gens.
+_standalone_run: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "appl_standalone_run", default=None
+)
+
+
+@contextmanager
+def standalone_run(function: str) -> Iterator[str]:
+    """A run of its own for library code that sends model requests outside any @ppl call:
+    yields its run id, emits run_start and run_end around the block."""
+    run_id = uuid.uuid4().hex[:12]
+    token = _standalone_run.set(run_id)
+    events.emit("run_start", run_id, {"function": function})
+    try:
+        yield run_id
+    except BaseException as exc:
+        events.emit("run_end", run_id, {"function": function, "ok": False, "error": repr(exc)})
+        raise
+    else:
+        events.emit("run_end", run_id, {"function": function, "ok": True})
+    finally:
+        _standalone_run.reset(token)
 
 
 # --- gen options --------------------------------------------------------------------------
@@ -373,64 +398,14 @@ class Runtime:
         identity: CallIdentity,
         on_text: Callable[[str], None] | None,
     ) -> GenResponse:
-        if events.has_listeners():
-            events.emit(
-                "gen_request",
-                self.run_id,
-                {"request": request_to_jsonable(request), "options": options.for_event()},
-                identity,
-            )
-        model = resolve_model(options.model, identity)
-        started = time.perf_counter()
-        chunks: list[str] | None = None
-        if on_text is not None and events.has_listeners():
-            # a trace keeps the streamed chunks, so a replay can re-emit them as they came
-            chunks, push = [], on_text
-
-            def on_text(delta: str) -> None:
-                chunks.append(delta)
-                push(delta)
-
-        try:
-            response = await model.generate(request, on_text=on_text)
-        except BudgetExceededError as exc:
-            events.emit(
-                "budget_stop",
-                self.run_id,
-                {"message": str(exc), "budget": exc.budget, "limit": exc.limit, "used": exc.used},
-                identity,
-            )
-            raise
-        if events.has_listeners():
-            events.emit(
-                "gen_response",
-                self.run_id,
-                {
-                    "text": response.text,
-                    "tool_calls": [
-                        {"id": c.id, "name": c.name, "arguments": c.arguments}
-                        for c in response.tool_calls
-                    ],
-                    "finish_reason": response.finish_reason,
-                    "usage": {
-                        "prompt_tokens": response.usage.prompt_tokens,
-                        "completion_tokens": response.usage.completion_tokens,
-                    },
-                    "model": response.model,
-                    "latency_s": response.latency_s,
-                    "wall_s": time.perf_counter() - started,
-                    "retries": response.retries,
-                    "cost_usd": response.cost_usd,
-                    **({"chunks": chunks} if chunks is not None else {}),
-                    **(
-                        {"choices": [_choice_data(c) for c in response.choices]}
-                        if request.n > 1
-                        else {}
-                    ),
-                },
-                identity,
-            )
-        return response
+        return await traced_generate(
+            self.run_id,
+            request,
+            identity,
+            alias=options.model,
+            options=options.for_event(),
+            on_text=on_text,
+        )
 
     async def _run_tools(
         self, response: GenResponse, tools: dict[str, Tool], identity: CallIdentity
@@ -469,6 +444,86 @@ class Runtime:
                 return replayer(identity, call)
 
         return await run_tool_calls(response.tool_calls, tools, started, done, recorded)
+
+
+async def traced_generate(
+    run_id: str,
+    request: GenRequest,
+    identity: CallIdentity,
+    *,
+    alias: str | None = None,
+    model: ModelAPI | None = None,
+    options: dict[str, Any] | None = None,
+    on_text: Callable[[str], None] | None = None,
+) -> GenResponse:
+    """Send one model request the way every gen does: traced (gen_request, then gen_response
+    or budget_stop) and resolved through `resolve_model`, so a replay answers it.
+
+    `model`: an explicit ModelAPI (the LLM compiler's planner may be given one); it is used
+    only while no resolver is installed, so a strict replay still answers the call from the
+    trace instead of sending it.
+    """
+    if events.has_listeners():
+        events.emit(
+            "gen_request",
+            run_id,
+            {"request": request_to_jsonable(request), "options": options or {}},
+            identity,
+        )
+    if model is None or _resolver_override.get() is not None or _global_resolver is not None:
+        api = resolve_model(alias, identity)
+    else:
+        api = model
+    started = time.perf_counter()
+    chunks: list[str] | None = None
+    if on_text is not None and events.has_listeners():
+        # a trace keeps the streamed chunks, so a replay can re-emit them as they came
+        chunks, push = [], on_text
+
+        def on_text(delta: str) -> None:
+            chunks.append(delta)
+            push(delta)
+
+    try:
+        response = await api.generate(request, on_text=on_text)
+    except BudgetExceededError as exc:
+        events.emit(
+            "budget_stop",
+            run_id,
+            {"message": str(exc), "budget": exc.budget, "limit": exc.limit, "used": exc.used},
+            identity,
+        )
+        raise
+    if events.has_listeners():
+        events.emit(
+            "gen_response",
+            run_id,
+            {
+                "text": response.text,
+                "tool_calls": [
+                    {"id": c.id, "name": c.name, "arguments": c.arguments}
+                    for c in response.tool_calls
+                ],
+                "finish_reason": response.finish_reason,
+                "usage": {
+                    "prompt_tokens": response.usage.prompt_tokens,
+                    "completion_tokens": response.usage.completion_tokens,
+                },
+                "model": response.model,
+                "latency_s": response.latency_s,
+                "wall_s": time.perf_counter() - started,
+                "retries": response.retries,
+                "cost_usd": response.cost_usd,
+                **({"chunks": chunks} if chunks is not None else {}),
+                **(
+                    {"choices": [_choice_data(c) for c in response.choices]}
+                    if request.n > 1
+                    else {}
+                ),
+            },
+            identity,
+        )
+    return response
 
 
 def _choice_data(choice: Any) -> dict[str, Any]:

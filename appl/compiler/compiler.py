@@ -39,6 +39,9 @@ from appl.compiler.prompts import (
 )
 from appl.compiler.tools import PlanTool, as_plan_tools
 from appl.compiler.validate import PlanValidator
+from appl.core import library_run
+from appl.identity import CallSite, compute_call_identity
+from appl.runtime import traced_generate
 from appl.types import GenRequest, GenResponse, Message, ModelAPI, Usage
 
 PlanFormat = Literal["lines", "json", "schema", "tool"]
@@ -107,6 +110,34 @@ def parse_join(text: str) -> JoinDecision:
     return JoinDecision(action, str(body), thought, text)
 
 
+async def traced_request(
+    run_id: str,
+    path: str,
+    model: tuple[ModelAPI, str],
+    request: GenRequest,
+    on_text: Callable[[str], None] | None = None,
+) -> GenResponse:
+    """One planner, joiner or ReAct request, traced and resolved like a gen's (`path` names it
+    in the trace), so a recording keeps it and a strict replay answers it, or raises
+    ReplayMissError, with no server."""
+    api, alias = model
+    site = CallSite("appl/compiler", 0, path, 0)
+    identity = compute_call_identity(site, request)
+    try:
+        return await traced_generate(
+            run_id, request, identity, alias=alias or None, model=api, on_text=on_text
+        )
+    except Exception as exc:
+        if events.has_listeners():
+            events.emit(
+                "gen_error",
+                run_id,
+                {"type": type(exc).__name__, "message": str(exc), "path": path},
+                identity,
+            )
+        raise
+
+
 def resolve_model(model: ModelRef) -> tuple[ModelAPI, str]:
     """(the ModelAPI, the alias to put in requests). A string is an alias for appl.models."""
     if model is None or isinstance(model, str):
@@ -134,8 +165,10 @@ class _Run:
         executor: Executor,
         temperature: float | None,
         on_step: Callable[[StepRecord], None] | None,
+        path: str,
     ) -> None:
         self.question = question
+        self.path = path  # the logical path of this run_compiler call (appl.core.library_run)
         self.tools = tools
         self.planner, self.joiner = planner, joiner
         self.planner_prompt, self.joiner_prompt = planner_prompt, joiner_prompt
@@ -155,6 +188,17 @@ class _Run:
     @property
     def issues(self) -> list[PlanIssue]:
         return [i for p in self.plans for i in p.issues]
+
+    async def _generate(
+        self,
+        role: Literal["planner", "joiner"],
+        round_no: int,
+        request: GenRequest,
+        on_text: Callable[[str], None] | None = None,
+    ) -> GenResponse:
+        model = self.planner if role == "planner" else self.joiner
+        where = f"{self.path}/{role}@R{round_no}"
+        return await traced_request(self.ex.run_id, where, model, request, on_text)
 
     def _count(self, response: GenResponse) -> None:
         self.usage = self.usage + response.usage
@@ -218,9 +262,10 @@ class _Run:
     async def plan(self, round_no: int) -> PlanRound:
         plan = PlanRound(round_no, started_at=self.ex.now())
         self.plans.append(plan)
-        model, alias = self.planner
         request = GenRequest(
-            model=alias, messages=self._planner_messages(round_no), temperature=self.temperature
+            model=self.planner[1],
+            messages=self._planner_messages(round_no),
+            temperature=self.temperature,
         )
         if self.plan_format == "lines":
             parser = StreamingPlanParser(round=round_no)
@@ -235,7 +280,7 @@ class _Run:
                 for item in parser.feed(delta):
                     self._accept(item, plan)
 
-            response = await model.generate(request, on_text=on_text)
+            response = await self._generate("planner", round_no, request, on_text)
             if not plan.text and response.text:  # a provider that did not stream
                 on_text(response.text)
             for item in parser.close():
@@ -249,7 +294,7 @@ class _Run:
             else:
                 request.tools = [PLAN_TOOL]
                 request.tool_choice = {"type": "function", "function": {"name": PLAN_TOOL.name}}
-            response = await model.generate(request)
+            response = await self._generate("planner", round_no, request)
             call = next((c for c in response.tool_calls if c.name == PLAN_TOOL.name), None)
             plan.text = call.arguments if call is not None else response.text
             plan.first_text_at = plan.last_text_at = self.ex.now()
@@ -265,14 +310,13 @@ class _Run:
         body = f"Question: {self.question}\n\n{render_results(records, self.issues)}"
         if round_no >= self.max_rounds:
             body += "\n\nThis is the last round: no new plan is possible. Answer with Finish."
-        model, alias = self.joiner
         request = GenRequest(
-            model=alias,
+            model=self.joiner[1],
             messages=[Message("system", self.joiner_prompt), Message("user", body)],
             temperature=self.temperature,
         )
         started = self.ex.now()
-        response = await model.generate(request)
+        response = await self._generate("joiner", round_no, request)
         self._count(response)
         decision = replace(parse_join(response.text), started_at=started, finished_at=self.ex.now())
         self.joins.append(decision)
@@ -350,20 +394,50 @@ async def run_compiler(
         plan_format, PLANNER_JSON_PROMPT
     )
     joiner = resolve_model(joiner_model if joiner_model is not None else model)
+    with library_run("run_compiler") as (run_id, path):
+        return await _compile(
+            question, table, planner, joiner, path, run_id,
+            planner_prompt=fill(planner_prompt or default, table),
+            joiner_prompt=joiner_prompt or JOINER_PROMPT,
+            plan_format=plan_format, max_rounds=max_rounds, max_concurrency=max_concurrency,
+            latency=latency, temperature=temperature, on_step=on_step,
+        )  # fmt: skip
+
+
+async def _compile(
+    question: str,
+    table: dict[str, PlanTool],
+    planner: tuple[ModelAPI, str],
+    joiner: tuple[ModelAPI, str],
+    path: str,
+    run_id: str,
+    *,
+    planner_prompt: str,
+    joiner_prompt: str,
+    plan_format: PlanFormat,
+    max_rounds: int,
+    max_concurrency: int | None,
+    latency: LatencyModel | None,
+    temperature: float | None,
+    on_step: Callable[[StepRecord], None] | None,
+) -> CompilerResult:
     t0 = time.perf_counter()
-    async with Executor(table, max_concurrency=max_concurrency, latency=latency, t0=t0) as ex:
+    async with Executor(
+        table, max_concurrency=max_concurrency, latency=latency, t0=t0, run_id=run_id
+    ) as ex:
         run = _Run(
             question,
             table,
             planner=planner,
             joiner=joiner,
-            planner_prompt=fill(planner_prompt or default, table),
-            joiner_prompt=joiner_prompt or JOINER_PROMPT,
+            planner_prompt=planner_prompt,
+            joiner_prompt=joiner_prompt,
             plan_format=plan_format,
             max_rounds=max_rounds,
             executor=ex,
             temperature=temperature,
             on_step=on_step,
+            path=path,
         )
         answer: str | None = None
         for round_no in range(1, max_rounds + 1):

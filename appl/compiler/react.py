@@ -20,12 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from appl.compiler.compiler import ModelRef, parse_join, resolve_model
+from appl.compiler.compiler import ModelRef, parse_join, resolve_model, traced_request
 from appl.compiler.parse import PlanSyntaxError, parse_call
 from appl.compiler.plan import RoundLimitError, text_of
 from appl.compiler.prompts import REACT_PROMPT, clip, fill
 from appl.compiler.tools import PlanTool, as_plan_tools
-from appl.types import GenRequest, Message, Usage
+from appl.core import library_run
+from appl.types import GenRequest, Message, ModelAPI, Usage
 
 _ACTION_LINE = re.compile(r"^\s*Action\s*:\s*(.+?)\s*$", re.M | re.I)
 
@@ -92,6 +93,23 @@ async def run_react(
     """Answer with a ReAct loop; raises RoundLimitError (with `.result`) after max_turns."""
     table = as_plan_tools(tools)
     api, alias = resolve_model(model)
+    with library_run("run_react") as (run_id, path):
+        return await _react(question, table, (api, alias), run_id, path, prompt, mode, max_turns,
+                            temperature)  # fmt: skip
+
+
+async def _react(
+    question: str,
+    table: dict[str, PlanTool],
+    model: tuple[ModelAPI, str],
+    run_id: str,
+    path: str,
+    prompt: str | None,
+    mode: Literal["text", "tools"],
+    max_turns: int,
+    temperature: float | None,
+) -> ReactResult:
+    alias = model[1]
     t0 = time.perf_counter()
     messages = [Message("user", f"Question: {question}")]
     if mode == "text":
@@ -103,14 +121,14 @@ async def run_react(
     # free of asyncio's shared default pool.
     pool = ThreadPoolExecutor(4, thread_name_prefix="appl-react")
     try:
-        for _ in range(max_turns):
+        for turn_no in range(max_turns):
             request = GenRequest(model=alias, messages=list(messages), temperature=temperature)
             if mode == "text":
                 request.stop = ["Observation:"]  # the model must not invent the observation
             else:
                 request.tools = [t.spec for t in table.values()]
             started = time.perf_counter()
-            response = await api.generate(request)
+            response = await traced_request(run_id, f"{path}/turn@T{turn_no}", model, request)
             llm_s = time.perf_counter() - started
             result.usage = result.usage + response.usage
             result.cost_usd += response.cost_usd
