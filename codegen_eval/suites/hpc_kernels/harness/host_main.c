@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "execctl.h"
 #include "siphash.h"
 
 static unsigned char key[16];
@@ -48,6 +49,12 @@ static uint32_t landlock_abi; /* the lowest Landlock ABI any guard got */
 static void *arena_ptr[HPCK_MAXRANKS];
 static void *bufs[HPCK_MAXRANKS][HPCK_MAXBUF];
 static size_t buf_bytes[HPCK_MAXRANKS][HPCK_MAXBUF];
+/* exec control (execctl.h): the listener, the phase, which guard has used its one exec */
+static int notify_fd = -1;
+static void census(void);
+static void serve_exec(void);
+static int exec_phase;
+static int exec_used[HPCK_MAXRANKS];
 
 static int debug; /* HPCK_DEBUG=1: progress on stderr */
 #define DBG(...) (debug ? fprintf(stderr, "hpck_host: " __VA_ARGS__), fputc('\n', stderr) : 0)
@@ -167,6 +174,8 @@ static void wait_stopped(void) {
         }
         if (all) return;
         if (now() > deadline) verdict("timeout", "guests_did_not_stop");
+        struct pollfd p = {notify_fd, POLLIN, 0};
+        if (notify_fd >= 0 && poll(&p, 1, 0) > 0) serve_exec();
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);
     }
@@ -180,6 +189,7 @@ static void signal_stop_all(void) {
 static void stop_all(void) {
     signal_stop_all();
     wait_stopped();
+    census();
 }
 
 static void cont_all(void) {
@@ -209,16 +219,100 @@ __attribute__((noreturn)) static void guest_gone(int i, const char *when) {
     verdict("crash", "guest_%d_closed_%s", i, when);
 }
 
+/* -- exec control and the census -------------------------------------------------------- */
+static int exec_allowed(pid_t pid) {
+    if (exec_phase == EXEC_LAUNCH) return 1;
+    for (int i = 0; i < np; ++i)
+        if (gpid[i] == pid && !exec_used[i]) return exec_used[i] = 1;
+    return 0;
+}
+
+/* Answer one exec notification. A refused exec is candidate code (or a trusted helper it
+ * asked, such as mpirun for MPI_Comm_spawn) trying to start a process that never passed the
+ * guard: tamper. */
+static void serve_exec(void) {
+    int r = execctl_serve(notify_fd, exec_allowed);
+    if (r < 0) fail_errno("seccomp_notify");
+    if (r > 0) verdict("tamper", "exec_refused");
+}
+
+static pid_t ancestors[64];
+static int n_ancestors;
+
+static pid_t parent_of(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0) return 0;
+    buf[r] = 0;
+    char *rp = strrchr(buf, ')');
+    int ppid = 0;
+    if (!rp || sscanf(rp + 2, "%*c %d", &ppid) != 1) return 0;
+    return (pid_t)ppid;
+}
+
+/* The host's ancestors (the sandbox's init and launcher): read once, before any candidate
+ * process exists, so a candidate cannot pose as one later. */
+static void find_ancestors(void) {
+    for (pid_t p = getppid(); p > 0 && n_ancestors < 64; p = parent_of(p))
+        ancestors[n_ancestors++] = p;
+}
+
+static int expected_process(pid_t pid) {
+    if (pid == getpid() || pid == child) return 1;
+    for (int i = 0; i < np; ++i)
+        if (gpid[i] == pid) return 1;
+    for (int i = 0; i < n_ancestors; ++i)
+        if (ancestors[i] == pid) return 1;
+    return 0;
+}
+
+static uid_t real_uid_of(pid_t pid) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    unsigned uid = (unsigned)-1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Uid: %u", &uid) == 1) break;
+    if (f) fclose(f);
+    return (uid_t)uid;
+}
+
+/* With every guest stopped: every process of our uid must be one we know (the launcher, the
+ * admitted guests, ourselves, our ancestors). Anything else (a helper a trusted program
+ * started for the candidate, a leftover of an exec that exec control refused) could act
+ * outside the host's stop: tamper. Processes of other uids are the sandbox's, not the
+ * candidate's (a candidate cannot change its uid). mpirun's own threads are not processes. */
+static void census(void) {
+    DIR *d = opendir("/proc");
+    if (!d) fail_errno("census");
+    struct dirent *e;
+    const uid_t me = getuid();
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || expected_process((pid_t)pid)) continue;
+        if (real_uid_of((pid_t)pid) != me) continue;
+        closedir(d);
+        verdict("tamper", "unexpected_process");
+    }
+    closedir(d);
+}
+
 /* Receive exactly one message of `want` bytes from connection i before the deadline. */
 static void recv_msg(int i, void *msg, size_t want, const char *when) {
     for (;;) {
         double left = deadline - now();
         if (left <= 0) verdict("timeout", "%s", when);
-        struct pollfd p = {gsock[i], POLLIN, 0};
+        struct pollfd p[2] = {{gsock[i], POLLIN, 0}, {notify_fd, POLLIN, 0}};
         int ms = left > 0.05 ? 50 : (int)(left * 1000) + 1;
-        int r = poll(&p, 1, ms);
+        int r = poll(p, notify_fd >= 0 ? 2 : 1, ms);
         if (r < 0 && errno != EINTR) fail_errno("poll");
-        if (r > 0) {
+        if (r > 0 && p[1].revents) serve_exec();
+        if (r > 0 && p[0].revents) {
             ssize_t n = recv(gsock[i], msg, want, MSG_TRUNC);
             if (n == 0) guest_gone(i, when);
             if (n != (ssize_t)want) verdict("tamper", "bad_message_%s", when);
@@ -261,6 +355,10 @@ static void launch(char **argv, const char *sock_name, const char *nodump, const
     if (log < 0) fail_errno("guest_log");
     add_field(" %s=%s", in_baseline ? "base_log" : "log", log_name);
     fflush(stdout);
+    int sp[2]; /* the launch child hands its exec-control listener over this pair */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) fail_errno("socketpair");
+    exec_phase = EXEC_LAUNCH;
+    memset(exec_used, 0, sizeof exec_used);
     child = fork();
     if (child < 0) fail_errno("fork");
     if (child == 0) {
@@ -269,11 +367,21 @@ static void launch(char **argv, const char *sock_name, const char *nodump, const
         dup2(log, 2);
         setenv("HPCK_SOCK", sock_name, 1);
         if (nodump && *nodump) setenv("LD_PRELOAD", nodump, 1);
+        int listener = execctl_install();
+        if (listener < 0 || execctl_send_fd(sp[1], listener) != 0) {
+            fprintf(stderr, "hpck_host: exec control: %s\n", strerror(errno));
+            _exit(126);
+        }
+        close(listener); /* only the host may hold it: whoever does decides every exec */
         execvp(argv[0], argv);
         fprintf(stderr, "hpck_host: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     close(log);
+    close(sp[1]);
+    notify_fd = execctl_recv_fd(sp[0]);
+    close(sp[0]);
+    if (notify_fd < 0) verdict("error", "exec_control_unavailable");
     /* from here on a candidate process exists: an error it could have caused is its failure,
      * not an infra error (scorer.py) */
     if (!in_baseline) add_field(" cand_started=1");
@@ -284,8 +392,11 @@ static void admit_guards(int ls) {
     for (int i = 0; i < np; ++i) {
         for (;;) {
             if (now() > deadline) verdict("timeout", "guests_did_not_start");
-            struct pollfd p = {ls, POLLIN, 0};
-            if (poll(&p, 1, 50) > 0) break;
+            /* the launcher's own execs (mpirun forking the guards) wait on our answer */
+            struct pollfd p[2] = {{ls, POLLIN, 0}, {notify_fd, POLLIN, 0}};
+            int r = poll(p, 2, 50);
+            if (r > 0 && p[1].revents) serve_exec();
+            if (r > 0 && p[0].revents) break;
             check_child("startup");
         }
         gsock[i] = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
@@ -304,6 +415,7 @@ static void admit_guards(int ls) {
     }
     add_field(" landlock=%u", landlock_abi); /* 0: no Landlock, only seccomp and no-dump */
     close(ls); /* nobody else may connect */
+    exec_phase = EXEC_GUARDS; /* from now on: one exec per admitted guard, nothing else */
     /* each guard stops itself right after its hello; sending SIGSTOP here instead would
      * race with that raise() and could leave a guard stopped for good */
     wait_stopped();
@@ -437,6 +549,10 @@ static double run_phase(char **launch_argv, const char *nodump, const char *what
     check_outputs(reps - 1);
     add_field(" %s_mean_s=%.9g %s_windows=%s", what, sum / reps, what, windows);
 
+    /* Nothing may start any more: with the listener closed, every exec anywhere in the tree
+     * fails (ENOSYS) without asking us. Until here each one was refused and a tamper. */
+    close(notify_fd);
+    notify_fd = -1;
     /* let the guests finish (MPI_Finalize) and go */
     for (int i = 0; i < np; ++i) send_msg(i, HPCK_END, 0);
     cont_all();
@@ -487,6 +603,7 @@ int main(int argc, char **argv) {
     if (a >= argc - 1 || np < 1 || np > HPCK_MAXRANKS || reps < 1 || !base_prog || !guard)
         verdict("error", "usage");
     deadline = now() + timeout_s;
+    find_ancestors();
     int cand_np = np;
 
     /* 1. the baseline: our sequential reference, run as a guest through the very same
