@@ -15,6 +15,10 @@ of the model config (defaults here are test-friendly: 5 s timeout, 3 retries, 10
 `server_kwargs` go to ScriptedServer. At the end every model is closed, every server stopped,
 and the process-wide config, usage totals and budgets are restored. A conftest may override
 the fixture and still use this one by requesting `scripted` in its own `scripted`.
+
+It is an async fixture declared with pytest-asyncio's decorator, so it works under
+pytest-asyncio's default (strict) mode as well as `asyncio_mode = "auto"`; in strict mode mark
+your async tests `@pytest.mark.asyncio` as usual. Sync tests may use it too.
 """
 
 from __future__ import annotations
@@ -41,7 +45,13 @@ TEST_MODEL_DEFAULTS: dict[str, Any] = {
 }
 
 
-@pytest.fixture
+try:  # pytest-asyncio's own decorator: the fixture then works in its default (strict) mode too
+    from pytest_asyncio import fixture as _async_fixture
+except ImportError:  # without pytest-asyncio no async test runs anyway
+    _async_fixture = pytest.fixture
+
+
+@_async_fixture
 async def scripted() -> AsyncIterator[MakeScripted]:
     saved = config.get_config()
     servers: list[ScriptedServer] = []
