@@ -1,10 +1,13 @@
 """`docker`: one short-lived container per exec, through the docker SDK.
 
 No network (or the host's with `Limits.network`), read-only root, size-capped `/tmp` and
-`/dev/shm` tmpfs, every capability dropped, no-new-privileges, docker's default seccomp profile,
-an unprivileged user, docker's init (tini) as pid 1, rlimits as ulimits, the run directory
-bind-mounted at /sandbox, `extra_ro_binds` read-only, the host's CUDA toolkit read-only when
-there is one. The wall limit is a kill from outside; output is read from the log streams and
+`/dev/shm` tmpfs, every capability dropped, no-new-privileges, bwrap's seccomp rules as the
+container's profile (sandboxes/seccomp.py: no ptrace, io_uring, namespaces, AF_VSOCK ...; it
+replaces docker's default), an unprivileged user, our own non-dumpable init (init.c, the one
+bwrap uses) as pid 1, so the payload can neither ptrace it, read its memory nor write its
+`/proc/1/oom_score_adj` (docker's tini ran as the payload's uid, dumpable), rlimits as
+ulimits, the run directory bind-mounted at /sandbox, `extra_ro_binds` read-only, the host's
+CUDA toolkit read-only when there is one. The wall limit is a kill from outside; output is read from the log streams and
 cut at the cap while reading.
 
 Accounting: with a local engine using the cgroupfs driver (scripts/docker-local.sh starts one)
@@ -20,11 +23,13 @@ import asyncio
 import contextlib
 import math
 import os
+import signal
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from . import _launcher, seccomp
 from ._runner import classify, sweep_file_size
 from .base import Sandbox, sandbox_uid
 from .cgroups import PARENT, RunCgroup, _read_kv, layout, remove_everywhere
@@ -34,6 +39,7 @@ from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 IMAGE_ENV = "CODEGEN_SANDBOX_IMAGE"
 DEFAULT_IMAGE = "codegen-lab-sandbox:latest"
 WORKDIR = "/sandbox"
+INIT = "/.sandbox-init"  # our pid 1 (init.c), bind-mounted read-only, as under bwrap
 _POLL_S = 0.05
 
 
@@ -102,6 +108,7 @@ class DockerSandbox(Sandbox):
         self.image = image or os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
         self._client: Any = None
         self._local_cgroups = False
+        self._init: str | None = None
 
     async def start(self) -> None:
         # Fail fast and clearly with no engine (from_env fails in ~2 ms), before any
@@ -139,6 +146,9 @@ class DockerSandbox(Sandbox):
             and driver == "cgroupfs"
             and layout().version != 0
         )
+        # Our init is a host binary: only an engine on this machine can bind it in.
+        if _endpoint().startswith("unix://"):
+            self._init = await asyncio.to_thread(_launcher.init_path)
         await super().start()
 
     async def close(self) -> None:
@@ -171,6 +181,8 @@ class DockerSandbox(Sandbox):
         cuda = Path("/usr/local/cuda")
         if cuda.exists():  # nvcc from the host, as bwrap shows the host's /usr
             vols[os.path.realpath(cuda)] = {"bind": "/usr/local/cuda", "mode": "ro"}
+        if self._init is not None:
+            vols[self._init] = {"bind": INIT, "mode": "ro"}
         return vols
 
     def _exec_blocking(
@@ -204,8 +216,10 @@ class DockerSandbox(Sandbox):
             as_b = limits.address_space_mb << 20
             ulimits.append(Ulimit(name="as", soft=as_b, hard=as_b))
         mem_cg = bool(cg and cg.enforced["memory"])
+        init = self._init is not None
         kwargs: dict[str, Any] = {
-            "command": cmd,
+            # Our init forks the payload and exits with its status (128+N for signal N).
+            "command": [INIT, *cmd] if init else cmd,
             "user": f"{uid}:{uid}",
             "working_dir": WORKDIR,
             "environment": full_env,
@@ -215,8 +229,10 @@ class DockerSandbox(Sandbox):
             "tmpfs": {"/tmp": f"size={limits.tmp_mb}m,mode=1777,exec"},
             "shm_size": limits.tmp_mb << 20,
             "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
-            "init": True,  # tini reaps orphans and reports a signal N as exit 128+N
+            "security_opt": ["no-new-privileges", f"seccomp={seccomp.docker_profile_json()}"],
+            # Without our init (a remote engine), tini: it reaps orphans and reports signal N
+            # as exit 128+N too, but runs dumpable as the payload's uid.
+            "init": not init,
             "pids_limit": limits.pids,
             "nano_cpus": int(limits.cpus * 1e9) if limits.cpus else None,
             "ulimits": ulimits,
@@ -345,7 +361,10 @@ class DockerSandbox(Sandbox):
             limits=limits,
             shell_style=True,
         )
-        if status is ExecStatus.NONZERO_EXIT and sweep_file_size(self._root(), limits.file_bytes):
+        # A size cap is decided by what is on disk (a file at the cap, a full run directory):
+        # the payload may see EFBIG and exit, or die of SIGXFSZ (which it can also raise).
+        capped = status is ExecStatus.NONZERO_EXIT or sig == signal.SIGXFSZ
+        if capped and not reason and sweep_file_size(self._root(), limits.file_bytes):
             status = ExecStatus.FILE_SIZE_LIMIT
         return ExecResult(
             status=status,
@@ -362,13 +381,13 @@ class DockerSandbox(Sandbox):
                 "pids": True,
                 "cpu_account": cpu_s is not None,
                 "cpu_quota": bool(limits.cpus),
-                "seccomp": True,  # docker's default profile
+                "seccomp": True,  # bwrap's rules (seccomp.docker_profile)
                 "uid_drop": True,
                 "network_isolated": not limits.network,
                 "rlimits": True,
                 "pid_namespace": True,
                 "address_space": limits.address_space_mb is not None,
-                "sandbox_init": True,  # tini: only the payload's argv and env
+                "sandbox_init": kwargs["command"][0] == INIT,  # else tini
                 "run_dir_capped": self.run_dir_capped,
             },
             backend=self.backend,
