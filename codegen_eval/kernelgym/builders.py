@@ -5,8 +5,9 @@
   applied and make runs inside the bubblewrap sandbox (unprivileged uid, no network, only
   the headers visible): a module's Makefile is the candidate's to change, and make runs it.
 - `KernelTree`: Debian's linux-source-6.1 unpacked once into the cache, built per config
-  fragment (tinyconfig + fragment) into its own O= directory; a patch is applied, built
-  incrementally and reverted.
+  fragment (tinyconfig + fragment) into its own O= directory; a candidate's patches are
+  applied to a private copy of the source and built incrementally in a copy of that
+  directory, both in the sandbox (the shared tree and build directory are never written).
 - `GitKernelBuilder`: a user's own Linux git checkout at a bug's commit (git worktree, the
   bug's config, olddefconfig), for real kBench records on larger machines.
 
@@ -39,13 +40,19 @@ from sandboxes import Limits, open_sandbox
 from sandboxes.qemu import extract_vmlinux
 
 from .buildrun import (
+    PATCH_CMD,
+    apply_confined,
     candidate_build_dir,
+    candidate_source,
     confined_shell,
     copy_out,
     exec_log,
+    keep_objects,
+    kept_objects,
     run_async,
     run_host,
     sandbox_can_read,
+    seal_source,
 )
 from .patch_screen import screen_patch
 
@@ -66,6 +73,9 @@ class BuildResult:
     artifacts: dict[str, Path] = field(default_factory=dict)  # kernel, module, repro
     wall_s: float = 0.0
     cached: bool = False
+    # Tree and kBench builds: (pristine object or None, candidate object) for each C file
+    # the applied patches changed or added and the build compiled; kept with the image.
+    changed_objects: list[tuple[Path | None, Path]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -111,10 +121,6 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-# --unified: never read the text as an ed script (patch would run ed on it).
-PATCH_CMD = ("patch", "-p1", "--unified", "--batch", "--no-backup-if-mismatch")
 
 
 def apply_patch(tree: Path, patch_text: str, *, reverse: bool = False) -> tuple[bool, str]:
@@ -425,25 +431,28 @@ class KernelTree:
         )
         return self._confined(script, {"fragment.config": self.fragment.read_text()}, 600)
 
-    def _make(self, workdir: Path | None = None) -> tuple[int, str]:
+    def _make(
+        self, workdir: Path | None = None, source_copy: Path | None = None
+    ) -> tuple[int, str]:
         src, out = shlex.quote(str(self.source)), shlex.quote(str(self.build_dir))
         script = f"make -C {src} O={out} -j{jobs()} bzImage modules"
-        return self._confined(script, None, 7200, workdir)
+        return confined_shell(
+            script,
+            source=self.source,
+            out=self.build_dir,
+            timeout=7200,
+            workdir=workdir,
+            source_copy=source_copy,
+        )
 
     def _confined(
         self,
         script: str,
         files: dict[str, str] | None,
         timeout: float,
-        workdir: Path | None = None,
     ) -> tuple[int, str]:
         return confined_shell(
-            script,
-            source=self.source,
-            out=self.build_dir,
-            files=files,
-            timeout=timeout,
-            workdir=workdir,
+            script, source=self.source, out=self.build_dir, files=files, timeout=timeout
         )
 
     def ensure_built(self) -> BuildResult:
@@ -467,46 +476,50 @@ class KernelTree:
             )
 
     def build_patched(self, patches: list[str] | str, *, use_cache: bool = True) -> BuildResult:
-        """Apply `patches` in order (e.g. an injected bug, then a candidate fix), build
-        incrementally in the sandbox, in a scratch copy of the pristine build directory
-        (`candidate_build_dir`: what one candidate's make leaves is never reused), keep a copy
-        of the image (cached by the patches), revert in reverse order. The source tree is
-        patched by us and read-only to make. The tree is locked for the whole cycle: one
-        patched build at a time. Reverting changes mtimes, so later builds recompile the files
-        patches touched (seconds)."""
+        """Apply `patches` in order (e.g. an injected bug, then a candidate fix) to a private
+        copy of the source (`candidate_source`), in the sandbox, and build it incrementally in
+        the sandbox, in a scratch copy of the pristine build directory (`candidate_build_dir`);
+        keep a copy of the image and of the changed files' objects (cached by the patches).
+        The shared source tree and build directory are never written, so no candidate's patch
+        or build can reach the next one, and nothing is reverted. One build per tree at a
+        time (the tree's lock)."""
         todo = [p for p in ([patches] if isinstance(patches, str) else patches) if p.strip()]
         base = self.ensure_built()
         if not base.ok or not todo:
             return base
         start = time.monotonic()
-        cached = self.root / "kernels" / self.build_dir.name / _digest(*todo) / "bzImage"
+        keep = self.root / "kernels" / self.build_dir.name / _digest(*todo)
+        cached = keep / "bzImage"
         if use_cache and cached.exists():
-            return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, True)
-        with file_lock(self._lock):
-            applied: list[str] = []
-            try:
-                for patch in todo:
-                    ok, out = apply_patch(self.source, patch)
-                    if not ok:
-                        return BuildResult(
-                            BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
-                        )
-                    applied.append(patch)
-                with candidate_build_dir(self.source, self.build_dir) as work:
-                    rc, log_text = self._make(work)
-                    built = rc == 0 and copy_out(work, IMAGE_RELPATH, cached)
-                if not built:
-                    return BuildResult(
-                        BuildStatus.BUILD_FAILED, log_text, wall_s=time.monotonic() - start
-                    )
+            return BuildResult(
+                BuildStatus.OK, "", {"kernel": cached}, 0.0, True, kept_objects(keep / "objects")
+            )
+        if not (sandbox_can_read(self.source) and sandbox_can_read(self.build_dir.parent)):
+            return BuildResult(
+                BuildStatus.BUILD_FAILED,
+                f"a patched tree builds only in the sandbox, whose uid cannot reach {self.root}:"
+                " set $KERNELGYM_CACHE to a world-traversable directory",
+            )
+        with file_lock(self._lock), candidate_source(self.source, self.build_dir) as src:
+            ok, out = apply_confined(src, todo, at=self.source.resolve())
+            if not ok:
                 return BuildResult(
-                    BuildStatus.OK, log_text, {"kernel": cached}, time.monotonic() - start
+                    BuildStatus.PATCH_APPLY_FAILED, out, wall_s=time.monotonic() - start
                 )
-            finally:
-                for patch in reversed(applied):
-                    reverted, rout = apply_patch(self.source, patch, reverse=True)
-                    if not reverted:
-                        raise RuntimeError(f"could not revert a patch in {self.source}: {rout}")
+            changed = seal_source(src, self.source)
+            shutil.rmtree(keep, ignore_errors=True)  # a killed run's part, or use_cache=False
+            with candidate_build_dir(self.source, self.build_dir) as work:
+                rc, log_text = self._make(work, src)
+                objects = keep_objects(self.build_dir, work, changed, keep / "objects")
+                built = rc == 0 and copy_out(work, IMAGE_RELPATH, cached)  # the image last
+            if not built:
+                return BuildResult(
+                    BuildStatus.BUILD_FAILED, log_text, wall_s=time.monotonic() - start
+                )
+            return BuildResult(
+                BuildStatus.OK, log_text, {"kernel": cached}, time.monotonic() - start,
+                changed_objects=objects,
+            )  # fmt: skip
 
     def module_builder(self) -> ModuleBuilder:
         return ModuleBuilder(self.source, self.build_dir, key=str(self.build_dir))
