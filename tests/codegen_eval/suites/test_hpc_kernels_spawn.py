@@ -24,6 +24,7 @@ from .hpck_helpers import score
 SPAWN_CHEAT = r"""
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -208,3 +209,50 @@ async def test_a_process_spawned_through_mpirun_cannot_rescue_a_lazy_answer(
     assert_not_pass(sc)
     assert sc.failure_class == "tamper:exec_refused", sc
     assert f"at {where}" in sc.explanation, sc
+
+
+# Other roads to the same helper: a shell that execs it, MPI_Comm_spawn_multiple, and the
+# PMPI entry point looked up at run time (no MPI_Comm_spawn in the source at all).
+_VIA_SHELL = (
+    'MPI_Comm_spawn("/bin/sh", (char *[]){"-c", "exec ./prog --helper", NULL}, 1, '
+    "MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter, MPI_ERRCODES_IGNORE); (void)args"
+)
+_MULTIPLE = (
+    '{ char *cmds[] = {"./prog"}; char **argvs[] = {args}; int maxp[] = {1}; '
+    "MPI_Info infos[] = {MPI_INFO_NULL}; MPI_Comm_spawn_multiple(1, cmds, argvs, maxp, infos, "
+    "0, MPI_COMM_SELF, &inter, MPI_ERRCODES_IGNORE); }"
+)
+_PMPI_DLSYM = (
+    "{ int (*f)(const char *, char **, int, MPI_Info, int, MPI_Comm, MPI_Comm *, int *) = "
+    "(int (*)(const char *, char **, int, MPI_Info, int, MPI_Comm, MPI_Comm *, int *))dlsym("
+    'RTLD_DEFAULT, "PMPI_" "Comm_" "spawn"); f("./prog", args, 1, MPI_INFO_NULL, 0, '
+    "MPI_COMM_SELF, &inter, MPI_ERRCODES_IGNORE); }"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "spawn", [_VIA_SHELL, _MULTIPLE, _PMPI_DLSYM], ids=["bin-sh", "spawn-multiple", "pmpi-dlsym"]
+)
+async def test_every_road_to_a_spawned_helper_is_refused(spawn: str) -> None:
+    # before exec control each passed like the direct spawn (axpy/mpi)
+    sc = await score("axpy/mpi", spawn_cheat(AXPY, AXPY_FN, spawn=spawn), 60)
+    assert_not_pass(sc)
+    assert sc.failure_class == "tamper:exec_refused", sc
+
+
+# A serial candidate that replaces itself with a shell: the guard's filter allowed exec (the
+# new image kept the filter), exec control refuses it outright.
+EXEC_SELF = r"""
+#include <unistd.h>
+void axpy(long n, double a, const double *x, double *y) {
+    execl("/bin/sh", "sh", "-c", "true", (char *)0);
+    for (long i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+async def test_a_candidate_exec_is_refused() -> None:
+    sc = await score("axpy/serial", EXEC_SELF, 60)
+    assert_not_pass(sc)
+    assert sc.failure_class == "tamper:exec_refused", sc
