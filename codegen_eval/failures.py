@@ -83,7 +83,6 @@ _SANITIZERS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
 ]
-_OOM_TEXT = re.compile(r"std::bad_alloc|Cannot allocate memory|out of memory|MemoryError")
 
 _RESOURCE_DETAIL: dict[ExecStatus, str] = {
     ExecStatus.MEMORY_LIMIT: "memory",
@@ -121,6 +120,8 @@ def detect_sanitizer(text: str) -> str | None:
 
 
 _MPIRUN_SIGNAL = re.compile(r"exited on signal (\d+)")
+# What the sandbox's limits send; reported by the program itself they prove nothing.
+_LIMIT_SIGNALS = frozenset({_signal.SIGXCPU, _signal.SIGXFSZ, _signal.SIGKILL})
 
 
 def signal_name(signum: int | None) -> str:
@@ -138,6 +139,11 @@ def classify_exec(result: ExecResult, *, check_sanitizers: bool = True) -> str |
     Whether the OUTPUT is right is the scorer's business (wrong_answer); this only says how
     the process ended. Limits are reported before crashes: a process killed for memory also
     shows a signal, and the limit is the cause.
+
+    A limit class comes only from what the sandbox observed (its status, or an OOM kill it
+    counted in a program that then failed), never from the program's own text or exit code:
+    a payload prints "MemoryError" or "Killed", exits 152, or raises SIGXCPU as it likes.
+    The sandbox reports SIGXCPU/SIGXFSZ as `signal` only when its own limit was not reached.
     """
     status = ExecStatus(result.status)
     if status is ExecStatus.OK:
@@ -155,26 +161,21 @@ def classify_exec(result: ExecResult, *, check_sanitizers: bool = True) -> str |
     text = f"{result.stderr}\n{result.stdout}"
     if check_sanitizers and (name := detect_sanitizer(text)):
         return FailureClass.with_detail(FailureClass.SANITIZER, name)
-    if status is ExecStatus.SIGNAL:
-        sig = signal_name(result.signal)
-        if sig == "SIGXCPU":
-            return FailureClass.with_detail(FailureClass.TIMEOUT, "cpu")
-        if sig == "SIGXFSZ":
-            return FailureClass.with_detail(FailureClass.RESOURCE_LIMIT, "file_size")
-        if sig == "SIGABRT" and _OOM_TEXT.search(text):
-            return FailureClass.with_detail(FailureClass.RESOURCE_LIMIT, "memory")
-        return FailureClass.with_detail(FailureClass.RUNTIME_CRASH, sig)
-    # nonzero exit: an allocation failure under an address-space limit reads as an exit code
-    if _OOM_TEXT.search(text):
+    if result.oom_killed:
+        # a process of the program was killed for memory and the program failed: observed
         return FailureClass.with_detail(FailureClass.RESOURCE_LIMIT, "memory")
-    # mpirun reports a rank killed by a signal as its own nonzero exit plus a message.
+    if status is ExecStatus.SIGNAL:
+        return FailureClass.with_detail(FailureClass.RUNTIME_CRASH, signal_name(result.signal))
+    # mpirun reports a rank killed by a signal as its own nonzero exit plus a message, and
+    # shells a child killed by signal N as exit status 128+N: the program's own account, so
+    # a detail of runtime_crash at most, never a limit's signal (the sandbox saw no limit).
+    sig = None
     if m := _MPIRUN_SIGNAL.search(text):
-        return FailureClass.with_detail(FailureClass.RUNTIME_CRASH, signal_name(int(m.group(1))))
-    # Shells report a child killed by signal N as exit status 128+N.
-    if result.exit_code is not None and 128 < result.exit_code < 128 + 65:
-        return FailureClass.with_detail(
-            FailureClass.RUNTIME_CRASH, signal_name(result.exit_code - 128)
-        )
+        sig = int(m.group(1))
+    elif result.exit_code is not None and 128 < result.exit_code < 128 + 65:
+        sig = result.exit_code - 128
+    if sig is not None and sig not in _LIMIT_SIGNALS:
+        return FailureClass.with_detail(FailureClass.RUNTIME_CRASH, signal_name(sig))
     return FailureClass.NONZERO_EXIT
 
 

@@ -27,6 +27,10 @@ from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
 log = logging.getLogger(__name__)
 _CPU_POLL_S = 0.1
 _ESCALATE_S = 5.0  # SIGKILL a launcher that has not exited this long after our SIGTERM
+# CPU seconds below the RLIMIT_CPU soft limit that still count as having reached it: the
+# process's time is read in clock ticks and the cgroup's is accounted apart (a busy loop
+# killed at 1 s showed 0.98 s there). A payload can only lower its limit by whole seconds.
+_CPU_SLACK_S = 0.25
 
 
 @dataclass(slots=True)
@@ -42,6 +46,39 @@ class LaunchSpec:
     # bwrap reports a payload killed by signal N as exit code 128+N (like a shell).
     shell_style_signals: bool = False
     enforced: dict[str, bool] = field(default_factory=dict)
+    # Read end of the sandbox init's report (init.c --report-fd): how the payload's main
+    # process really ended and its CPU time. The runner reads and closes it after the run.
+    report_fd: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadEnd:
+    """How the payload's main process ended, as its reaper (our init) saw it: an exit code
+    or a signal, never both, and its own CPU seconds (None: unknown)."""
+
+    exit_code: int | None
+    signal: int | None
+    cpu_s: float | None = None
+
+
+def read_report(fd: int) -> PayloadEnd | None:
+    """The init's one report line (`exited 0 cpu_ms 12` / `killed 24 cpu_ms 11000`), or None
+    when there is none: the init was killed before it could write (an OOM kill of the group,
+    our kill) or did not run. Only the init holds the pipe's write end."""
+    os.set_blocking(fd, False)
+    data = b""
+    with contextlib.suppress(BlockingIOError, OSError):
+        while len(data) < 4096 and (chunk := os.read(fd, 4096)):
+            data += chunk
+    parts = data.decode("ascii", errors="replace").split()
+    if len(parts) != 4 or parts[0] not in ("exited", "killed") or parts[2] != "cpu_ms":
+        return None
+    try:
+        value, ms = int(parts[1]), int(parts[3])
+    except ValueError:
+        return None
+    cpu = ms / 1000 if ms >= 0 else None
+    return PayloadEnd(value, None, cpu) if parts[0] == "exited" else PayloadEnd(None, value, cpu)
 
 
 def rlimits_for(
@@ -280,6 +317,9 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
     peak = cg.peak_memory_bytes() if cg else None
     oom = cg.oom_killed() if cg else False
     pids_hit = cg.pids_hit() if cg else False
+    end = None
+    if spec.report_fd is not None:
+        end = read_report(spec.report_fd)
     status, exit_code, sig = classify(
         rc,
         killed_for=reason[0] if reason else None,
@@ -288,7 +328,13 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
         cpu_s=cpu,
         limits=limits,
         shell_style=spec.shell_style_signals,
+        end=end,
     )
+    if (status is ExecStatus.NONZERO_EXIT or sig == signal.SIGXFSZ) and not reason:
+        # A file really at the size cap (or the run directory full) is the limit, whatever
+        # the payload made of EFBIG/ENOSPC or SIGXFSZ; SIGXFSZ alone it can raise itself.
+        if await asyncio.to_thread(sweep_file_size, spec.cwd, limits.file_bytes):
+            status = ExecStatus.FILE_SIZE_LIMIT
     return ExecResult(
         status=status,
         exit_code=exit_code,
@@ -301,6 +347,7 @@ async def run(spec: LaunchSpec, limits: Limits, stdin: bytes | None, backend: st
         peak_memory_mb=None if peak is None else peak / (1 << 20),
         limits_enforced=dict(spec.enforced),
         backend=backend,
+        oom_killed=oom,
     )
 
 
@@ -325,35 +372,59 @@ def classify(
     cpu_s: float | None,
     limits: Limits,
     shell_style: bool,
+    end: PayloadEnd | None = None,
 ) -> tuple[ExecStatus, int | None, int | None]:
-    """Map a return code plus what the cgroup saw to a status. The most specific cause wins:
-    an OOM kill or a fork bomb usually shows up as a timeout or a plain SIGKILL."""
-    sig: int | None = None
-    exit_code: int | None = rc
-    if rc < 0:
-        sig, exit_code = -rc, None
-    elif shell_style and 128 < rc <= 128 + 64:
-        sig = rc - 128
-    if oom:
+    """The status of a run from what the sandbox observed, never from what an exit code
+    looks like: a payload can `exit(152)`, raise SIGXCPU or SIGKILL on itself, lower its own
+    rlimits, or let a child of its own be killed for memory.
+
+    `rc` is the launcher's return code (exact for unsafe-local, whose launcher reaps the
+    payload itself); `end` the init's report of the payload's main process (bwrap). Without a report, a shell-style 128+N from bwrap is read as signal N:
+    bwrap's own pid 1 (no C compiler) or an init killed before it reported (an OOM kill of
+    the whole group, our own kill): then the cgroup's counters or our kill decide.
+
+    - memory_limit: the cgroup recorded an OOM kill AND the payload itself was SIGKILLed (or
+      its init could not report). A child killed for memory while the payload exited on its
+      own leaves the payload's status (`ok` when it exited 0), with ExecResult.oom_killed.
+    - cpu_limit: our watchdog killed the tree for CPU, or the payload died of SIGXCPU/SIGKILL
+      with its CPU time (its own, else the tree's) at our RLIMIT_CPU soft limit.
+    - file_size_limit: decided by the caller's sweep (a file at the cap), not by SIGXFSZ.
+    """
+    exit_code, sig, own_cpu = _payload_end(rc, end, shell_style)
+    failed = sig is not None or exit_code != 0
+    # bwrap without the init's report: its code may stand for the init's death (killed with
+    # the whole group for memory), so it cannot clear the payload of an OOM kill
+    unreported = shell_style and end is None
+    if oom and (sig == signal.SIGKILL or (unreported and failed)):
         return ExecStatus.MEMORY_LIMIT, exit_code, sig
-    if killed_for is ExecStatus.OUTPUT_LIMIT:
-        return killed_for, exit_code, sig
-    if sig == signal.SIGXFSZ:
-        return ExecStatus.FILE_SIZE_LIMIT, exit_code, sig
-    if sig == signal.SIGXCPU or killed_for is ExecStatus.CPU_LIMIT:
-        return ExecStatus.CPU_LIMIT, exit_code, sig
-    cpu_limit = cpu_limit_s(limits)
-    if killed_for is None and sig == signal.SIGKILL and cpu_s is not None and cpu_s >= cpu_limit:
-        return ExecStatus.CPU_LIMIT, exit_code, sig  # RLIMIT_CPU's hard limit is a SIGKILL
-    if pids_hit and (killed_for is not None or rc != 0):
+    if killed_for in (ExecStatus.OUTPUT_LIMIT, ExecStatus.CPU_LIMIT):
+        return killed_for, exit_code, sig  # type: ignore[return-value]
+    used = own_cpu if own_cpu is not None else cpu_s
+    at_limit = used is not None and used >= math.ceil(cpu_limit_s(limits)) - _CPU_SLACK_S
+    if killed_for is None and sig in (signal.SIGXCPU, signal.SIGKILL) and at_limit:
+        return ExecStatus.CPU_LIMIT, exit_code, sig  # RLIMIT_CPU: SIGXCPU, then SIGKILL
+    if pids_hit and (killed_for is not None or failed):
         return ExecStatus.PIDS_LIMIT, exit_code, sig
     if killed_for is not None:
         return killed_for, exit_code, sig
     if sig is not None:
         return ExecStatus.SIGNAL, exit_code, sig
-    if rc != 0:
+    if exit_code != 0:
         return ExecStatus.NONZERO_EXIT, exit_code, sig
     return ExecStatus.OK, exit_code, sig
+
+
+def _payload_end(
+    rc: int, end: PayloadEnd | None, shell_style: bool
+) -> tuple[int | None, int | None, float | None]:
+    """(exit code, signal, the main process's own CPU seconds) of the payload."""
+    if end is not None:
+        return end.exit_code, end.signal, end.cpu_s
+    if rc < 0:  # the launcher re-raises the signal its child died of
+        return None, -rc, None
+    if shell_style and 128 < rc <= 128 + 64:
+        return rc, rc - 128, None
+    return rc, None, None
 
 
 def sweep_file_size(root: str, file_bytes: int) -> bool:

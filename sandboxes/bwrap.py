@@ -237,6 +237,7 @@ class BwrapSandbox(Sandbox):
         status_fd: int,
         args_fd: int,
         init: str | None,
+        report_fd: int | None = None,
     ) -> tuple[list[str], bytes]:
         """bwrap's argv and the NUL-separated options it reads from `args_fd` (--args).
 
@@ -289,7 +290,9 @@ class BwrapSandbox(Sandbox):
         a += ["--json-status-fd", str(status_fd)]
         blob = b"".join(os.fsencode(x) + b"\0" for x in a)
         argv = [bwrap_path(), "--args", str(args_fd), "--"]
-        return [*argv, *([INIT] if init is not None else []), *cmd], blob
+        # the init reports how the payload really ended on report_fd (init.c, _runner.classify)
+        report = ["--report-fd", str(report_fd)] if report_fd is not None else []
+        return [*argv, *([INIT, *report] if init is not None else []), *cmd], blob
 
     async def _exec(
         self, cmd: list[str], limits: Limits, stdin: bytes | None, env: dict[str, str]
@@ -303,6 +306,8 @@ class BwrapSandbox(Sandbox):
                 cg.remove()
                 raise SandboxError(f"cannot create cgroup: {exc}") from exc
         status_r, status_w = os.pipe()
+        report_r, report_w_ = os.pipe()  # the init's report; the runner reads and closes it
+        report_w: int | None = report_w_
         # bwrap's options (env values included) travel in a memfd, never on a command line.
         args_fd = os.memfd_create("codegen-bwrap-args", os.MFD_CLOEXEC)
         sfd: int | None = None
@@ -310,6 +315,9 @@ class BwrapSandbox(Sandbox):
         try:
             sfd = seccomp.filter_fd()
             init = _launcher.init_path()
+            if init is None:  # bwrap's own pid 1 would leave the pipe open to the payload
+                os.close(report_w_)
+                report_w = None
             enforced = (
                 dict(cg.enforced) if cg else {"memory": False, "pids": False, "cpu_account": False}
             )
@@ -327,7 +335,7 @@ class BwrapSandbox(Sandbox):
             mem_cg = bool(cg and cg.enforced["memory"])
             enforced["address_space"] = limits.address_space_mb is not None or not mem_cg
             uid = sandbox_uid() if root_mode else None
-            argv, blob = self._argv(cmd, limits, env, sfd, status_w, args_fd, init)
+            argv, blob = self._argv(cmd, limits, env, sfd, status_w, args_fd, init, report_w)
             _write_all(args_fd, blob)
             os.lseek(args_fd, 0, os.SEEK_SET)
             spec = LaunchSpec(
@@ -340,22 +348,24 @@ class BwrapSandbox(Sandbox):
                     limits, memory_cgroup=mem_cg, pids_cgroup=bool(cg and cg.enforced["pids"])
                 ),
                 cgroup=cg,
-                pass_fds=tuple(fd for fd in (status_w, sfd, args_fd) if fd is not None),
+                pass_fds=tuple(fd for fd in (status_w, sfd, args_fd, report_w) if fd is not None),
                 shell_style_signals=True,
                 enforced=enforced,
+                report_fd=report_r,
             )
             handed_over = True
             res = await run(spec, limits, stdin, self.backend)
             started = _payload_started(status_r)
         finally:
             if not handed_over:
-                for fd in (status_w, sfd, args_fd):
+                for fd in (status_w, sfd, args_fd, report_w):
                     if fd is not None:
                         with contextlib.suppress(OSError):
                             os.close(fd)
             if cg is not None:
                 cg.remove()
             os.close(status_r)
+            os.close(report_r)
         if not started and res.status not in _OUR_KILLS:
             # bwrap never launched the payload: the sandbox is broken, not the program.
             msg = (

@@ -61,6 +61,10 @@ class ExecResult:
         default_factory=dict
     )  # e.g. {"memory": True, "pids": True, ...}
     backend: str = ""
+    # The cgroup recorded an OOM kill of some process in the tree. `status` is what happened
+    # to the payload itself (memory_limit only when it was the one killed); a program whose
+    # child was killed for memory and that still exited 0 is `ok`, with this flag set.
+    oom_killed: bool = False
 
     @property
     def ok(self) -> bool:

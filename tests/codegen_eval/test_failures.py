@@ -51,15 +51,17 @@ def _res(
     [
         (_res("ok", code=0), None),
         (_res("signal", sig=6), "runtime_crash:SIGABRT"),
+        # the sandbox saw no limit: text and signals the program chose are its own crash
         (
             _res(
                 "signal",
                 sig=6,
                 err="terminate called after throwing an instance of 'std::bad_alloc'",
             ),
-            "resource_limit:memory",
+            "runtime_crash:SIGABRT",
         ),
-        (_res("signal", sig=24), "timeout:cpu"),
+        (_res("signal", sig=24), "runtime_crash:SIGXCPU"),
+        (_res("signal", sig=25), "runtime_crash:SIGXFSZ"),
         (_res("cpu_limit"), "timeout:cpu"),
         (_res("output_limit"), "resource_limit:output"),
         (_res("pids_limit"), "resource_limit:pids"),
@@ -75,6 +77,36 @@ def _res(
 )
 def test_classify_exec(result: ExecResult, expected: str | None) -> None:
     assert classify_exec(result) == expected
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        # forged text: "Killed" / MemoryError / bad_alloc / mpirun's line for a limit signal
+        (_res("nonzero_exit", code=1, err="Killed\nMemoryError\nstd::bad_alloc"), "nonzero_exit"),
+        (_res("nonzero_exit", code=1, err="Cannot allocate memory"), "nonzero_exit"),
+        (_res("nonzero_exit", code=1, err="mpirun noticed ... exited on signal 24"),
+         "nonzero_exit"),
+        (_res("nonzero_exit", code=1, err="mpirun noticed ... exited on signal 9"),
+         "nonzero_exit"),
+        # exit codes that look like a limit's signal
+        (_res("nonzero_exit", code=152), "nonzero_exit"),
+        (_res("nonzero_exit", code=153), "nonzero_exit"),
+        (_res("nonzero_exit", code=137), "nonzero_exit"),
+    ],
+)  # fmt: skip
+def test_a_program_cannot_name_its_own_limit(result: ExecResult, expected: str) -> None:
+    """Before: each of these was resource_limit:memory, timeout:cpu or a limit crash."""
+    assert classify_exec(result) == expected
+
+
+def test_an_oom_kill_the_sandbox_counted_in_a_failed_program_is_the_memory_limit() -> None:
+    failed = _res("nonzero_exit", code=1)
+    failed.oom_killed = True
+    assert classify_exec(failed) == "resource_limit:memory"
+    fine = _res("ok", code=0)  # a child killed for memory, the program coped and exited 0
+    fine.oom_killed = True
+    assert classify_exec(fine) is None
 
 
 def test_classify_compile_messages_in_c_locale_and_clang() -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import signal
 
 from sandboxes import ExecStatus, Limits, seccomp
-from sandboxes._runner import classify, rlimits_for
+from sandboxes._runner import PayloadEnd, classify, read_report, rlimits_for
 from sandboxes.cgroups import RunCgroup, layout
 
 
@@ -23,8 +24,10 @@ def test_classification_priorities() -> None:
     assert _c(0) is ExecStatus.OK
     assert _c(3) is ExecStatus.NONZERO_EXIT
     assert _c(128 + 11) is ExecStatus.SIGNAL
-    assert _c(128 + signal.SIGXFSZ) is ExecStatus.FILE_SIZE_LIMIT
-    assert _c(128 + signal.SIGXCPU) is ExecStatus.CPU_LIMIT
+    # a signal alone is no limit: the sweep decides file size, the CPU time decides CPU
+    assert _c(128 + signal.SIGXFSZ) is ExecStatus.SIGNAL
+    assert _c(128 + signal.SIGXCPU) is ExecStatus.SIGNAL
+    assert _c(128 + signal.SIGXCPU, cpu_s=5.9) is ExecStatus.CPU_LIMIT  # ceil(5 + 1) - slack
     assert _c(137, cpu_s=6.0) is ExecStatus.CPU_LIMIT  # RLIMIT_CPU hard limit
     assert _c(137, oom=True, killed_for=ExecStatus.WALL_TIMEOUT) is ExecStatus.MEMORY_LIMIT
     assert _c(137, pids_hit=True, killed_for=ExecStatus.WALL_TIMEOUT) is ExecStatus.PIDS_LIMIT
@@ -33,6 +36,42 @@ def test_classification_priorities() -> None:
     assert _c(-9, killed_for=ExecStatus.WALL_TIMEOUT, shell_style=False) is ExecStatus.WALL_TIMEOUT
     assert classify(-11, killed_for=None, oom=False, pids_hit=False, cpu_s=None,
                     limits=Limits(), shell_style=False) == (ExecStatus.SIGNAL, None, 11)  # fmt: skip
+
+
+def test_classification_from_the_inits_report() -> None:
+    """With the init's report (bwrap), bwrap's 128+N says nothing: exit(152) is an exit."""
+    x = PayloadEnd
+    assert _c(152, end=x(152, None, 0.0)) is ExecStatus.NONZERO_EXIT
+    assert _c(153, end=x(153, None, 0.0)) is ExecStatus.NONZERO_EXIT
+    assert _c(137, end=x(137, None, 0.0)) is ExecStatus.NONZERO_EXIT
+    assert _c(137, end=x(137, None, 0.0), oom=True) is ExecStatus.NONZERO_EXIT
+    assert _c(0, end=x(0, None, 0.0), oom=True) is ExecStatus.OK  # a child's OOM
+    assert _c(137, end=x(None, 9, 0.0), oom=True) is ExecStatus.MEMORY_LIMIT
+    assert _c(137, oom=True) is ExecStatus.MEMORY_LIMIT  # no report: the init was killed too
+    assert _c(152, end=x(None, 24, 1.0), cpu_s=9.0) is ExecStatus.SIGNAL  # its own, lowered
+    assert _c(152, end=x(None, 24, 5.9), cpu_s=0.0) is ExecStatus.CPU_LIMIT
+    assert _c(137, end=x(None, 9, 7.0)) is ExecStatus.CPU_LIMIT
+    assert _c(139, end=x(None, 11, 0.0)) is ExecStatus.SIGNAL
+    assert classify(152, killed_for=None, oom=False, pids_hit=False, cpu_s=None,
+                    limits=Limits(), shell_style=True, end=x(None, 24, None)) == (
+        ExecStatus.SIGNAL, None, 24)  # fmt: skip
+
+
+def test_report_lines_are_parsed_strictly() -> None:
+    def parse(data: bytes) -> PayloadEnd | None:
+        r, w = os.pipe()
+        os.write(w, data)
+        os.close(w)
+        try:
+            return read_report(r)
+        finally:
+            os.close(r)
+
+    assert parse(b"exited 152 cpu_ms 3\n") == PayloadEnd(152, None, 0.003)
+    assert parse(b"killed 24 cpu_ms 11000\n") == PayloadEnd(None, 24, 11.0)
+    assert parse(b"killed 9 cpu_ms -1\n") == PayloadEnd(None, 9, None)
+    for bad in (b"", b"exited x cpu_ms 1", b"exited 1 cpu_ms 1\nkilled 9 cpu_ms 1", b"ok"):
+        assert parse(bad) is None, bad
 
 
 def test_rlimits() -> None:
