@@ -13,11 +13,15 @@ host, which then finds correct outputs. Before the fix this passed at 8-86x (hon
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 import pytest
 
 from codegen_eval.types import Score
+from sandboxes import toolchains
 
-from .hpck_helpers import score
+from .hpck_helpers import sample_of, score
 
 # The helper and the worker, shared by every problem. A problem supplies WORK(job), the real
 # computation on the pointers gemm_mpi/axpy_mpi got, and POST(...), which fills `job`.
@@ -256,3 +260,30 @@ async def test_a_candidate_exec_is_refused() -> None:
     sc = await score("axpy/serial", EXEC_SELF, 60)
     assert_not_pass(sc)
     assert sc.failure_class == "tamper:exec_refused", sc
+
+
+@pytest.mark.slow
+async def test_an_honest_candidate_beside_a_cheat_gets_its_own_verdict() -> None:
+    honest = sample_of("axpy/mpi").target
+    cheat = spawn_cheat(GEMM, GEMM_FN)
+    good, bad = await asyncio.gather(score("axpy/mpi", honest, 60), score("gemm/mpi", cheat, 60))
+    assert good.status == "pass" and good.value == 1.0, good
+    assert bad.failure_class == "tamper:exec_refused", bad
+
+
+async def test_a_process_nobody_admitted_is_tamper_at_the_first_stop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The census: whatever started an extra process (here a launcher that leaves a `sleep`
+    behind, before any candidate code runs, so exec control lets it through), a process of
+    the candidate's uid that is neither the launcher, an admitted guest nor an ancestor of the
+    host could act while the host believes everything is stopped."""
+    recipe = toolchains.get("mpi")
+    plain = recipe.run_command
+
+    def leaves_a_process(artifact: str, args: Sequence[str], np: int | None) -> list[str]:
+        return ["/bin/sh", "-c", 'sleep 30 & exec "$@"', "sh", *plain(artifact, args, np)]
+
+    monkeypatch.setattr(recipe, "run_command", leaves_a_process)
+    sc = await score("axpy/mpi", sample_of("axpy/mpi").target, 60)
+    assert sc.failure_class == "tamper:unexpected_process", sc
