@@ -29,6 +29,7 @@ EventKind = Literal[
     "call",  # a @ppl function was entered (data: function, path, ctx)
     "return",  # a @ppl function returned (data: function, path, ok)
     "gen_request",  # inputs resolved, request about to be sent (data: request, options)
+    "gen_chunks",  # streamed text so far, in batches (data: chunks): a crash keeps what came
     "gen_response",  # the model answered (data: text, tool_calls, usage, latency_s, retries)
     "gen_error",  # a gen failed (data: type, message, path; call: its latest request, if any)
     "format_retry",  # a structured reply failed validation and is retried (data: error)

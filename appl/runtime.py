@@ -477,11 +477,14 @@ async def traced_generate(
     started = time.perf_counter()
     chunks: list[str] | None = None
     if on_text is not None and events.has_listeners():
-        # a trace keeps the streamed chunks, so a replay can re-emit them as they came
+        # a trace keeps the streamed chunks, so a replay can re-emit them as they came; they
+        # are also written in batches as they arrive, so a call cut by a crash keeps its text
         chunks, push = [], on_text
+        batch = _ChunkBatcher(run_id, identity)
 
         def on_text(delta: str) -> None:
             chunks.append(delta)
+            batch.add(delta)
             push(delta)
 
     try:
@@ -524,6 +527,27 @@ async def traced_generate(
             identity,
         )
     return response
+
+
+class _ChunkBatcher:
+    """Emits `gen_chunks` events for a streamed call: every CHUNKS chunks or SECONDS seconds,
+    whichever comes first, so a trace of a crashed run loses at most one batch of text and a
+    long stream costs one trace line per batch, not per token."""
+
+    CHUNKS = 32
+    SECONDS = 0.5
+
+    def __init__(self, run_id: str, identity: CallIdentity) -> None:
+        self.run_id, self.identity = run_id, identity
+        self.pending: list[str] = []
+        self.since = time.monotonic()
+
+    def add(self, delta: str) -> None:
+        self.pending.append(delta)
+        now = time.monotonic()
+        if len(self.pending) >= self.CHUNKS or now - self.since >= self.SECONDS:
+            events.emit("gen_chunks", self.run_id, {"chunks": self.pending}, self.identity)
+            self.pending, self.since = [], now
 
 
 def _choice_data(choice: Any) -> dict[str, Any]:

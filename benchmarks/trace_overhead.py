@@ -68,12 +68,14 @@ async def measure(n: int, repeats: int, live: Callable[[], AbstractContextManage
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.jsonl"
         with live():
-            await timed(n, lambda: recording(path))  # a trace to replay, and a warm-up
+            await timed(
+                n, lambda: recording(path, overwrite=True)
+            )  # a trace to replay, and a warm-up
             off: list[float] = []
             on: list[float] = []
             for _ in range(repeats):  # interleaved, so drift (warm-up, noise) hits both alike
                 off.append(await timed(n, nullcontext))
-                on.append(await timed(n, lambda: recording(path)))
+                on.append(await timed(n, lambda: recording(path, overwrite=True)))
         replay = [await timed(n, lambda: replaying(path)) for _ in range(repeats)]
         size = path.stat().st_size
     base = median_us(off, n)

@@ -32,6 +32,7 @@ def cassette(
             yield "replay"
         return
     partial = file.with_name(file.name + ".partial")
-    with recording(partial, program=f"cassette {file.name}"):
+    # a .partial left by an interrupted recording is stale by definition
+    with recording(partial, program=f"cassette {file.name}", overwrite=True):
         yield "record"
     os.replace(partial, file)  # only reached when the block raised nothing

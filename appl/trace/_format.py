@@ -86,13 +86,20 @@ class TraceWriter:
         *,
         program: str | None = None,
         config: dict[str, Any] | None = None,
+        overwrite: bool = True,
     ):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._seq = 0
         self.events_written = 0
-        self._file: IO[str] | None = self.path.open("w", encoding="utf-8")
+        try:
+            self._file: IO[str] | None = self.path.open("w" if overwrite else "x", encoding="utf-8")
+        except FileExistsError:
+            raise FileExistsError(
+                f"trace file {self.path} already exists: pass overwrite=True to replace it, or "
+                "record to another path"
+            ) from None
         self._write_line(make_header(program, config))
 
     def _write_line(self, record: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ class GenSpan:
     tools: list[ToolSpan] = field(default_factory=list)
     format_retry: str | None = None
     index: int = 0  # position in the trace, a stable id for views
+    streamed: list[str] = field(default_factory=list)  # gen_chunks so far (a cut stream's text)
 
     @property
     def key(self) -> str:
@@ -193,6 +194,10 @@ def build_view(trace: Trace) -> TraceView:
             run.gens.append(gen)
             parent = funcs.get((rid, call["path"].rsplit("/gen@", 1)[0]))
             (parent.children if parent else run.roots).append(gen)
+        elif kind == "gen_chunks" and call:
+            found = gens.get((rid, _gen_key(call)))
+            if found is not None:
+                found.streamed.extend(str(c) for c in data.get("chunks") or ())
         elif kind in ("gen_response", "budget_stop", "format_retry") and call:
             found = gens.get((rid, _gen_key(call)))
             if found is None:

@@ -36,13 +36,17 @@ _OFF = frozenset({"", "0", "off", "false", "no"})
 
 
 @contextmanager
-def recording(path: str | Path, *, program: str | None = None) -> Iterator[TraceWriter]:
+def recording(
+    path: str | Path, *, program: str | None = None, overwrite: bool = False
+) -> Iterator[TraceWriter]:
     """Record every event of the code inside the block (and the gens it starts) to `path`.
 
-    The file is (re)created with a header at once; each event is written and flushed as it
-    happens. Nested `recording` blocks each get every event of their scope.
+    The file is created with a header at once; each event is written and flushed as it
+    happens. An existing file is an error (FileExistsError) unless `overwrite=True`: a trace
+    is often the only record of paid calls. Nested `recording` blocks each get every event of
+    their scope.
     """
-    writer = TraceWriter(path, program=program)
+    writer = TraceWriter(path, program=program, overwrite=overwrite)
     try:
         with events.listening(writer):
             yield writer

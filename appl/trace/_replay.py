@@ -391,12 +391,14 @@ def replaying(
     record_to: str | Path | None = None,
     jitter_s: float = 0.0,
     seed: int | None = None,
+    overwrite: bool = False,
 ) -> Iterator[Replayer]:
     """Answer every gen started in this block from the trace at `path` (zero model calls).
 
     mode="strict" (default): a call with no recorded answer raises ReplayMissError.
     mode="lenient": such a call goes to the live model. `record_to` (any mode) records this
-    run to a new trace file, so a lenient replay leaves a complete, updated trace behind.
+    run to a new trace file, so a lenient replay leaves a complete, updated trace behind (an
+    existing `record_to` is an error unless `overwrite=True`).
     jitter_s: each replayed answer waits uniform(0, jitter_s) s (random.Random(seed)), to shake
     the completion order and show that the program does not depend on it.
     """
@@ -408,7 +410,7 @@ def replaying(
                 raise ApplError("replaying(): record_to must differ from the trace replayed")
             from appl.trace._record import recording
 
-            stack.enter_context(recording(record_to))
+            stack.enter_context(recording(record_to, overwrite=overwrite))
         stack.enter_context(use_model_resolver(replayer))
         stack.enter_context(use_tool_replayer(replayer.tool_result))
         yield replayer

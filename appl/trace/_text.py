@@ -35,6 +35,9 @@ def _gen_line(gen: GenSpan) -> str:
         )
     elif gen.response is None:
         parts.append("[red]no answer recorded[/]")
+        if gen.streamed:
+            text = "".join(gen.streamed)
+            parts.append(f"[yellow]streamed before the cut: {escape(repr(_preview(text)))}[/]")
     else:
         calls = (gen.response or {}).get("tool_calls") or []
         if calls:

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from appl import config, events, gen, ppl
 from appl.testing import Rule
 from appl.trace import SCHEMA_VERSION, cassette, read_trace, recording
@@ -203,3 +205,64 @@ def test_the_pytest_fixture_records_then_replays_strictly(tmp_path: Path) -> Non
     assert "+Q: two" in changed.stdout and "-Q: one" in changed.stdout
     rerecord = session("two", "--appl-record")
     assert rerecord.returncode == 0 and "REQUESTS 1" in rerecord.stdout, rerecord.stdout
+
+
+async def test_recording_never_silently_replaces_a_trace(scripted, tmp_path: Path) -> None:
+    scripted([Rule(reply="first")])
+    trace = tmp_path / "keep.jsonl"
+    with recording(trace):
+        assert await ask("a") == "first"
+    before = trace.read_bytes()
+    with pytest.raises(FileExistsError, match="overwrite=True"), recording(trace):
+        await ask("b")
+    assert trace.read_bytes() == before
+    with recording(trace, overwrite=True):
+        assert await ask("c") == "first"
+    assert trace.read_bytes() != before
+
+
+def test_a_stream_cut_by_a_crash_keeps_the_text_that_came(scripted, tmp_path: Path) -> None:
+    words = [f"w{i:03d}" for i in range(200)]
+    # paced: the program sees chunk 80 while the server is still sending the rest
+    server = scripted([Rule(reply=" ".join(words))], tokens_per_s=100)
+    trace = tmp_path / "cut.jsonl"
+    script = tmp_path / "prog.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import os
+            import appl
+            from appl import gen, ppl
+
+            appl.configure(models={{"s": {{"provider": "openai", "base_url": {server.base_url!r},
+                            "api_key": "k", "api_key_env": None}}}}, default_model="s")
+
+            @ppl
+            async def prog():
+                "Docstring: not prompt text."
+                "tell a long story"
+                seen = 0
+                async for chunk in gen(stream=True):
+                    seen += 1
+                    if seen == 80:
+                        os._exit(3)  # a hard crash mid-stream: no gen_response is written
+
+            appl.run(prog())
+            """
+        )
+    )
+    env = {**os.environ, "APPL_TRACE": str(trace)}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 3, done.stderr
+    records = read_trace(trace).records
+    assert "gen_response" not in [r["type"] for r in records]
+    kept = "".join(c for r in records if r["type"] == "gen_chunks" for c in r["data"]["chunks"])
+    assert len(kept.split()) >= 32  # at most one batch (32 chunks) is lost
+    assert " ".join(words).startswith(kept)
+    shown = subprocess.run(
+        [sys.executable, "-m", "appl.trace", "show", str(trace)],
+        env={**os.environ, "COLUMNS": "250"}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "streamed before the cut" in shown.stdout and "w000" in shown.stdout, shown.stdout
