@@ -326,8 +326,17 @@ def judge(req: dict[str, Any]) -> tuple[str, str | None, str, int]:
             msg + (f" ({exc})" if str(exc) else ""),
             cand.calls if cand else 0,
         )
-    except MemoryError:
-        return "fail", "resource_limit:memory", "out of memory", cand.calls if cand else 0
+    except MemoryError as exc:
+        if not getattr(exc, "he_from_candidate", False):  # the checker's own allocation
+            return "fail", "resource_limit:memory", "out of memory", cand.calls if cand else 0
+        # raised by candidate code within the limit: its exception, like any other (a
+        # process killed at the sandbox's limit is runtime_crash:SIGKILL + the cgroup's count)
+        return (
+            "fail",
+            "nonzero_exit",
+            f"the candidate raised MemoryError: {exc}",
+            cand.calls if cand else 0,
+        )
     except RecursionError as exc:
         return "fail", "nonzero_exit", f"RecursionError: {exc}", cand.calls if cand else 0
     except Exception as exc:

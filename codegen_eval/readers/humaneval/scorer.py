@@ -271,7 +271,12 @@ def _verdict(r: ExecResult, key: bytes, log: str) -> Score:
     if v["verdict"] == "pass":
         return Score(1.0, "pass", metrics=metrics)
     fc = str(v.get("class") or FailureClass.NONZERO_EXIT)
-    # The checker saw its candidate killed; the sandbox knows why (memory, pids, output).
+    # The checker saw its candidate killed; the sandbox knows why (memory, pids, output). The
+    # checker itself exits 0 after its verdict, so an OOM kill of the candidate's process is
+    # not the run's status but the cgroup's count (r.oom_killed): the candidate, which may not
+    # fork, is then the process that was killed for memory.
+    if fc == "runtime_crash:SIGKILL" and r.oom_killed:
+        fc = FailureClass.with_detail(FailureClass.RESOURCE_LIMIT, "memory")
     if limit_class and limit_class.startswith("resource_limit") and fc.startswith("runtime_crash"):
         fc = limit_class
     detail = str(v.get("detail", ""))
