@@ -452,7 +452,10 @@ async def run_eval(
                 ),
             )
     excluded: list[dict[str, Any]] = []
-    for task in tasks:
+    # A --limit run covers the first N scorable problems only: which excluded problems would
+    # have been among them is unknowable, so none enters the upstream-comparable totals (they
+    # would count failures for problems the run never selected). --filter is exact.
+    for task in tasks if config.limit is None else ():
         for sample_id, reason in (task.metadata.get("excluded") or {}).items():
             if config.filter and not fnmatch.fnmatchcase(sample_id, config.filter):
                 continue  # the denominators follow --filter

@@ -228,6 +228,22 @@ def test_cli_run_reports_both_denominators(v2: Path, v1, tmp_path: Path, capsys)
                    "enum_fsm": "compile_error:unsupported"}  # fmt: skip
 
 
+def test_a_limited_run_counts_no_exclusions_it_never_selected(
+    v2: Path, tmp_path: Path, capsys
+) -> None:
+    log = tmp_path / "limited.jsonl"
+    argv = ["run", "--verilogeval", str(v2), "--solver", "reference", "--log", str(log),
+            "--no-progress", "--limit", "2"]  # fmt: skip
+    assert cli.main(argv) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len([r for r in records if r["type"] == "score"]) == 2
+    assert not [r for r in records if r["type"] == "excluded"]
+    assert "upstream-comparable" not in flat and "over all" not in flat
+    assert cli.main(["report", str(log)]) == 0
+    assert "upstream-comparable" not in " ".join(capsys.readouterr().out.split())
+
+
 def test_denominators_count_excluded_as_failures() -> None:
     recs = [{"suite": "ve", "sample_id": f"p{i}", "status": "pass" if i < 3 else "fail"}
             for i in range(4)]  # fmt: skip
