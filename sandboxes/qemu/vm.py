@@ -1,7 +1,7 @@
 """Boot a kernel in QEMU with its serial console captured, under a watchdog.
 
 One call = one VM: `await run_vm(spec)` starts QEMU (no network, no display, serial console on
-stdout), streams the console into memory (capped) and optionally a log file, and ends it as a
+stdout) confined like any payload (confine.py: a uid of its own, bubblewrap, seccomp, a cgroup), streams the console into memory (capped) and optionally a log file, and ends it as a
 whole process group when it exits, when nothing is printed at all for `no_output_s`, when the
 output stops for `hang_s`, at `wall_s`, at the output cap, or shortly after a `stop_patterns`
 match. What the guest did is a `VMResult`; only a broken host (QEMU missing) raises.
@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import grp
 import os
 import re
 import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from sandboxes.qemu import confine
 from sandboxes.types import SandboxError
 
 QEMU = "qemu-system-x86_64"
-UNPRIVILEGED_UID = 65534  # nobody: QEMU parses guest-controlled data, so it never runs as root
 
 
 class Accel(StrEnum):
@@ -62,6 +61,8 @@ class VMSpec:
     stop_patterns: Sequence[str] = ()  # regexes; first match ends the VM after stop_grace_s
     stop_grace_s: float = 3.0
     log_path: str | os.PathLike[str] | None = None  # console streamed here as it arrives
+    # True: confined (confine.py). False: a bare QEMU as the calling user, in its
+    # namespaces (debugging only; refused as root: QEMU parses guest-controlled data).
     unprivileged: bool = True
     extra_args: Sequence[str] = ()
 
@@ -90,7 +91,8 @@ class VMResult:
     qemu_stderr: str = ""
     command: list[str] = field(default_factory=list)
     pid: int | None = None
-    uid: int | None = None  # the uid QEMU ran as (65534 when started by root)
+    uid: int | None = None  # the uid QEMU ran as (a VM uid of its own when started by root)
+    notes: list[str] = field(default_factory=list)  # e.g. KVM not usable, TCG used instead
 
     @property
     def ok(self) -> bool:
@@ -121,7 +123,9 @@ def _stage(spec: VMSpec, workdir: Path) -> tuple[Path, Path | None]:
     return out[0], out[1]
 
 
-def build_command(spec: VMSpec, accel: str, kernel: Path, initrd: Path | None) -> list[str]:
+def build_command(
+    spec: VMSpec, accel: str, kernel: Path, initrd: Path | None, *, confined: bool = False
+) -> list[str]:
     cmd = [
         QEMU,
         "-machine",
@@ -150,19 +154,9 @@ def build_command(spec: VMSpec, accel: str, kernel: Path, initrd: Path | None) -
     ]
     if initrd is not None:
         cmd += ["-initrd", str(initrd)]
+    if confined:  # QEMU's own seccomp filter, on top of the sandbox's
+        cmd += ["-sandbox", confine.QEMU_SANDBOX]
     return cmd + list(spec.extra_args)
-
-
-def _demote_kwargs(spec: VMSpec, accel: str) -> dict[str, object]:
-    if not spec.unprivileged or os.geteuid() != 0:
-        return {}
-    kwargs: dict[str, object] = {"user": UNPRIVILEGED_UID, "group": UNPRIVILEGED_UID}
-    if accel == "kvm":
-        with contextlib.suppress(KeyError):
-            kwargs["extra_groups"] = [grp.getgrnam("kvm").gr_gid]
-    else:
-        kwargs["extra_groups"] = []
-    return kwargs
 
 
 def _proc_uid(pid: int) -> int | None:
@@ -197,6 +191,10 @@ async def run_vm(spec: VMSpec) -> VMResult:
     with tempfile.TemporaryDirectory(prefix="qemu-vm-") as tmp:
         workdir = Path(tmp)
         kernel, initrd = await asyncio.to_thread(_stage, spec, workdir)
+        if spec.unprivileged:
+            return await _run_confined(spec, accel, stops, workdir, kernel, initrd)
+        if os.geteuid() == 0:
+            raise SandboxError("an unconfined QEMU (unprivileged=False) is refused as root")
         cmd = build_command(spec, accel, kernel, initrd)
         start = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
@@ -206,16 +204,62 @@ async def run_vm(spec: VMSpec) -> VMResult:
             stderr=asyncio.subprocess.PIPE,
             cwd=workdir,
             start_new_session=True,  # one process group: killed as a whole
-            **_demote_kwargs(spec, accel),  # type: ignore[arg-type]
         )
         uid = _proc_uid(proc.pid)
         try:
-            result = await _watch(proc, spec, stops, start, accel, cmd)
+            result = await _watch(proc, spec, stops, start, accel, cmd, lambda: _kill_group(proc))
             result.pid, result.uid = proc.pid, uid
             return result
         finally:
             if proc.returncode is None:
                 await _kill_group(proc)
+
+
+async def _run_confined(
+    spec: VMSpec,
+    accel: str,
+    stops: list[re.Pattern[str]],
+    workdir: Path,
+    kernel: Path,
+    initrd: Path | None,
+) -> VMResult:
+    inside = Path(confine.GUEST_DIR)
+    cmds: dict[bool, list[str]] = {}
+
+    def program(kvm: bool) -> list[str]:
+        a = accel if kvm or accel != Accel.KVM else Accel.TCG
+        cmds[kvm] = build_command(
+            spec,
+            a,
+            inside / kernel.name,
+            None if initrd is None else inside / initrd.name,
+            confined=True,
+        )
+        return cmds[kvm]
+
+    start = time.monotonic()
+    async with confine.confined(
+        program, workdir, want_kvm=accel == Accel.KVM, memory_mb=spec.memory_mb
+    ) as cp:
+        used = Accel.KVM if cp.kvm else (Accel.TCG if accel == Accel.KVM else accel)
+        finder = asyncio.create_task(_find_qemu(cp.proc.pid))
+        try:
+            result = await _watch(cp.proc, spec, stops, start, str(used), cmds[cp.kvm], cp.stop)
+        finally:
+            finder.cancel()
+        qpid = finder.result() if finder.done() and not finder.cancelled() else None
+        result.pid, result.notes = qpid, cp.notes
+        result.uid = (_proc_uid(qpid) if qpid else None) or cp.uid
+        return result
+
+
+async def _find_qemu(launcher: int) -> int | None:
+    """The QEMU process itself (below the launcher, bwrap and our init), for the record."""
+    for _ in range(200):
+        if (pid := confine.find_descendant(launcher, "qemu-system")) is not None:
+            return pid
+        await asyncio.sleep(0.05)
+    return None
 
 
 async def _first_bytes(stream: asyncio.StreamReader, cap: int) -> bytes:
@@ -234,6 +278,7 @@ async def _watch(
     start: float,
     accel: str,
     cmd: list[str],
+    kill: Callable[[], Awaitable[None]],
 ) -> VMResult:
     assert proc.stdout is not None and proc.stderr is not None
     buf = bytearray()
@@ -288,11 +333,11 @@ async def _watch(
             elif state["last"] is not None and now - state["last"] >= spec.hang_s:
                 status = VMStatus.HANG
             if status is not None:
-                await _kill_group(proc)
+                await kill()
                 break
     finally:
         if proc.returncode is None:
-            await _kill_group(proc)
+            await kill()
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(reader, timeout=5)
         reader.cancel()
