@@ -1,9 +1,18 @@
 """Runner glue: pack module + reproducer into an initramfs, boot, run the reproducer K times,
 read the crash from the console.
 
-The guest's /init prints fixed markers (KGYM-BOOTED, KGYM-RUN i, KGYM-DONE <nonce>); the nonce
-is fresh per boot, so "the reproducer finished K times and the kernel was still alive" is
-decided outside the guest by an unguessable token, not by trusting console text.
+The guest's /init prints fixed markers (KGYM-BOOTED, KGYM-RUN i, KGYM-RUN-END i rc=N,
+KGYM-DONE <nonce>); the nonce is fresh per boot, so "the reproducer finished K times and the
+kernel was still alive" needs a token no patch written beforehand can know.
+
+A candidate kernel patch runs in that kernel, though, and kernel code can read the nonce from
+`/init`. What keeps it from forging the markers is where they travel: /init writes them to the
+console through the tty, each alone on its line, and the kernel's own messages reach the same
+serial line only through printk, which starts every line with a timestamp (`printk.time=1`
+on the command line): a marker is read only at the start of a line, so a printed one is no
+marker. Writing the serial port without printk takes what the object screen refuses before
+the VM boots (imports.py: file I/O on /dev/console or the tty, port I/O instructions, calls
+through pointers or fixed addresses); docs/kernel-gym.md lists what it cannot see.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from sandboxes.qemu import VMResult, VMSpec, VMStatus, build_initramfs, run_vm
 DETECTOR_CMDLINE = (
     "panic_on_warn=1 hung_task_panic=1 softlockup_panic=1 watchdog_thresh=4 "
     "sysctl.kernel.hung_task_timeout_secs=5 nmi_watchdog=0 printk.devkmsg=on"
+    # Every line printk writes starts with "[    1.234567] ": see the module docstring.
+    " printk.time=1"
 )
 
 
@@ -95,12 +106,40 @@ echo "KGYM-BOOTED uptime=$(busybox cut -d' ' -f1 /proc/uptime)"
 while [ $i -le {runs} ]; do
   echo "KGYM-RUN $i"
   busybox timeout {int(repro_timeout_s)} /bin/repro
-  echo "KGYM-RUN-END $i rc=$?"
+  rc=$?
+  # On a line of its own even after output that did not end one.
+  printf '\nKGYM-RUN-END %s rc=%s\n' $i $rc
   i=$((i+1))
 done
-echo "KGYM-DONE {nonce}"
+printf '\nKGYM-DONE %s\n' {nonce}
 busybox reboot -f
 """
+
+
+def _marker(text: str) -> str:
+    """A marker's regex: only at the start of a line (printk's lines start with a timestamp)."""
+    return rf"(?m)^{text}\r?$"
+
+
+@dataclass(slots=True)
+class Markers:
+    booted: bool
+    guest_boot_s: float | None
+    module_loaded: bool
+    exit_codes: list[int]
+    done: bool  # this boot's KGYM-DONE <nonce>
+
+
+def parse_markers(console: str, nonce: str) -> Markers:
+    """What /init's markers say, read only where printk cannot write them."""
+    up = re.search(r"(?m)^KGYM-BOOTED uptime=([\d.]+)\r?$", console)
+    return Markers(
+        booted=up is not None,
+        guest_boot_s=float(up.group(1)) if up else None,
+        module_loaded=re.search(_marker("KGYM-INSMOD-FAILED"), console) is None,
+        exit_codes=[int(rc) for rc in re.findall(_marker(r"KGYM-RUN-END \d+ rc=(\d+)"), console)],
+        done=re.search(_marker(f"KGYM-DONE {nonce}"), console) is not None,
+    )
 
 
 def _initramfs(tmp: Path, repro: Path, module: Path | None, script: str) -> Path:
@@ -142,21 +181,25 @@ async def run_reproducer(
             panic_on_warn=True,
             log_path=log_path,
             # After a report the kernel panics and reboots; cap the wait if it does not.
-            stop_patterns=(r"Kernel panic - not syncing", rf"KGYM-DONE {nonce}"),
+            stop_patterns=(r"Kernel panic - not syncing", _marker(f"KGYM-DONE {nonce}")),
             stop_grace_s=5.0,
         )
         vm = await run_vm(spec)
+    return run_result(vm, nonce)
+
+
+def run_result(vm: VMResult, nonce: str) -> RunResult:
+    """Read one boot's console: crashes, and the markers of this boot's /init."""
     console = vm.console
-    up = re.search(r"KGYM-BOOTED uptime=([\d.]+)", console)
+    marks = parse_markers(console, nonce)
     return RunResult(
         vm=vm,
         crashes=parse_console(console),
-        booted="KGYM-BOOTED" in console,
-        module_loaded="KGYM-INSMOD-FAILED" not in console,
-        completed_runs=console.count("KGYM-RUN-END "),
-        guest_boot_s=float(up.group(1)) if up else None,
-        exit_codes=[int(rc) for rc in re.findall(r"KGYM-RUN-END \d+ rc=(\d+)", console)],
+        booted=marks.booted,
+        module_loaded=marks.module_loaded,
+        completed_runs=len(marks.exit_codes),
+        guest_boot_s=marks.guest_boot_s,
+        exit_codes=marks.exit_codes,
         function_failures=re.findall(r"KGYM-FUNC-FAIL[^\r\n]*", console)[:8],
-        finished=f"KGYM-DONE {nonce}" in console
-        and vm.status in (VMStatus.EXITED, VMStatus.STOPPED),
+        finished=marks.done and vm.status in (VMStatus.EXITED, VMStatus.STOPPED),
     )

@@ -4,7 +4,9 @@ Outcomes: apply_failed, build_failed, boot_error, reproduced (with the title see
 (no crash in all K runs and a clean end of the boot), baseline_not_reproduced (the candidate
 ran clean, but so did, or would have, the unpatched build: that proves nothing),
 function_broken (no crash, but the bundled reproducer's behaviour checks failed: a "fix" that
-makes the module refuse its work). Whether a
+makes the module refuse its work), tamper (the built code gained what no fix needs: an import
+off the allow-list, port I/O or other privileged instructions, an indirect call, a constant
+kernel address; decided on the host before the VM boots, see imports.py). Whether a
 crash is the expected bug follows syzkaller's notion of the same bug: its title or one of its
 ALT titles equals the expected title (or the expected title's kind-independent form, e.g.
 "bad-access in f"), and a corrupted report never matches.
@@ -29,6 +31,7 @@ from codegen_eval.kernelgym.builders import (
 )
 from codegen_eval.kernelgym.buildrun import in_build_thread
 from codegen_eval.kernelgym.git_builder import GitKernelBuilder
+from codegen_eval.kernelgym.imports import Tamper, added_asm, screen_object_pairs
 from codegen_eval.kernelgym.kbench import (
     BugSetupError,
     KBenchInputs,
@@ -55,6 +58,8 @@ class Outcome(StrEnum):
     RESOLVED = "resolved"
     BASELINE_NOT_REPRODUCED = "baseline_not_reproduced"
     FUNCTION_BROKEN = "function_broken"  # runs clean, but the module no longer does its job
+    # The built code gained what no fix needs (detail: "tamper:<symbol>: why"); never booted.
+    TAMPER = "tamper"
 
 
 @dataclass(slots=True)
@@ -176,6 +181,7 @@ class Scorer:
         self.kasan_fragment = CONFIG_DIR / f"{kasan_config}.config"
         self._tree: KernelTree | None = None
         self._baselines: dict[str, StepResult] = {}  # bug id -> the unpatched build's result
+        self._pristine_modules: dict[str, Path] = {}  # bug id -> the unpatched module
 
     @property
     def tree(self) -> KernelTree:
@@ -272,8 +278,42 @@ class Scorer:
         """Apply and build `patch` without booting: None when it builds, else the
         apply_failed / build_failed result a step would give. Not a step; the build is cached
         like a step's, so the step that follows a passing check does not build again."""
-        result, _, _ = await in_build_thread(self.build, bug, patch)
-        return None if result.ok else _build_failure(result, bug.expected_title)
+        result, _, module = await in_build_thread(self.build, bug, patch)
+        if not result.ok:
+            return _build_failure(result, bug.expected_title)
+        return await self.screen_build(bug, patch, result, module)
+
+    async def _pristine_module(self, bug: BugRecord) -> Path:
+        if bug.id not in self._pristine_modules:
+            result, _, module = await in_build_thread(self.build, bug, "")
+            if not result.ok or module is None:
+                raise BugSetupError(f"the unpatched module of {bug.id} does not build:\n"
+                                    f"{result.errors}")  # fmt: skip
+            self._pristine_modules[bug.id] = module
+        return self._pristine_modules[bug.id]
+
+    async def screen_build(
+        self, bug: BugRecord, patch: str, result: BuildResult, module: Path | None
+    ) -> StepResult | None:
+        """`tamper` when the candidate's built code gained what no fix needs (imports.py):
+        a module against the unpatched module; a kernel tree's changed objects against the
+        pristine build's, where the builder hands them over (`artifacts["object_pairs"]`,
+        see tamper_pairs). None: nothing found."""
+        if not patch.strip():
+            return None
+        tamper: Tamper | None = added_asm(patch)
+        if tamper is None and bug.kind == "module" and module is not None:
+            pristine = await self._pristine_module(bug)
+            tamper = await screen_object_pairs(
+                [(pristine, module)], label=f"the module {bug.kgym.get('module', '')}".strip()
+            )
+        elif tamper is None:
+            pairs = tamper_pairs(result)
+            if pairs:
+                tamper = await screen_object_pairs(pairs)
+        if tamper is None:
+            return None
+        return StepResult(Outcome.TAMPER, expected_title=bug.expected_title, detail=str(tamper))
 
     async def _score(self, bug: BugRecord, patch: str) -> StepResult:
         expected = bug.expected_title
@@ -287,6 +327,10 @@ class Scorer:
             out = _build_failure(result, expected)
             out.build_s = build_s
             return out
+        refused = await self.screen_build(bug, patch, result, module)
+        if refused is not None:
+            refused.build_s = time.monotonic() - start
+            return refused
         repro = await in_build_thread(build_reproducer, repro_src)
         if not repro.ok:
             raise BugSetupError(f"reproducer of {bug.id} does not compile:\n{repro.errors}")
@@ -306,6 +350,22 @@ class Scorer:
         if bug.id not in self._baselines:
             self._baselines[bug.id] = await self._score(bug, "")
         return self._baselines[bug.id]
+
+
+def tamper_pairs(result: BuildResult) -> list[tuple[Path | None, Path]]:
+    """The (pristine, candidate) object pairs a kernel builder hands over for the object
+    screen: `artifacts["object_pairs"]`, a directory with `candidate/<path>.o` for every
+    object the candidate's build changed or added and `pristine/<path>.o` beside it where the
+    pristine build has one (imports.changed_object_pairs finds them; copy them out before the
+    scratch build directory is deleted). No such artifact: nothing to screen."""
+    root = result.artifacts.get("object_pairs")
+    if root is None or not root.is_dir():
+        return []
+    pairs: list[tuple[Path | None, Path]] = []
+    for obj in sorted((root / "candidate").rglob("*.o")):
+        before = root / "pristine" / obj.relative_to(root / "candidate")
+        pairs.append((before if before.is_file() else None, obj))
+    return pairs
 
 
 def bench_row(bug: BugRecord, baseline: StepResult | None = None, **fields: Any) -> dict[str, Any]:
