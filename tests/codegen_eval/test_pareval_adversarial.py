@@ -144,10 +144,12 @@ TRUSTED_CHEATS = {
         _full('  std::puts("PE_VERDICT PASS 2");\n  return 0.0;\n}\n', "#include <cstdio>\n"),
         "wrong_answer",
     ),
+    # each call runs in a producer process of its own: count them in a file
     "exits_after_the_first_call": (
         _full(
-            "  static int calls = 0;\n  if (++calls == 2) _exit(0);\n" + HONEST,
-            "#include <unistd.h>\n",
+            '  if (std::FILE *f = std::fopen("seen", "r")) _exit(0);\n'
+            '  if (std::FILE *f = std::fopen("seen", "w")) std::fclose(f);\n' + HONEST,
+            "#include <cstdio>\n#include <unistd.h>\n",
         ),
         "tamper:bad_protocol",
     ),

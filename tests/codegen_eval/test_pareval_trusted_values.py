@@ -123,12 +123,13 @@ CANDIDATES = {
         "wrong_answer",
         "NaN or Inf",
     ),
-    # right (other rounding) on the first trial, wrong on the second: the second call's
-    # incoming `test` holds the first answer, not the baseline's
+    # right (other rounding) on the first trial, wrong on the second (whose incoming `test`
+    # holds the first answer; each call runs in a producer process of its own, so a static
+    # call counter would not tell)
     "wrong_after_a_reordered_first_answer": (
-        "  static int calls = 0;\n"
+        "  const bool later = y[0] != 0.0;\n"
         + REVERSED.removesuffix("}\n")
-        + "  if (++calls > 1) y[0] += 1.0;\n}\n",
+        + "  if (later) y[0] += 1.0;\n}\n",
         "fail",
         "wrong_answer",
         "validate() failed",
@@ -136,25 +137,30 @@ CANDIDATES = {
 }
 
 
-def _checkout(root: Path) -> Path:
-    shutil.copytree(FIXTURE, root)
-    bench = root / "drivers" / "cpp" / "benchmarks" / "dense_la" / NAME
+def add_problem(root: Path, ptype: str, name: str, prompt: str, baseline: str, driver: str) -> None:
+    """Add a serial/omp problem to a copy of the fixture checkout at `root`."""
+    bench = root / "drivers" / "cpp" / "benchmarks" / ptype / name
     bench.mkdir(parents=True)
-    (bench / "baseline.hpp").write_text(BASELINE)
-    (bench / "cpu.cc").write_text(DRIVER)
+    (bench / "baseline.hpp").write_text(baseline)
+    (bench / "cpu.cc").write_text(driver)
     sizes_path = root / "drivers" / "problem-sizes.json"
     sizes = json.loads(sizes_path.read_text())
-    sizes[NAME] = dict.fromkeys(("serial", "omp", "mpi", "mpi+omp"), "(1<<8)")
+    sizes[name] = dict.fromkeys(("serial", "omp", "mpi", "mpi+omp"), "(1<<8)")
     sizes_path.write_text(json.dumps(sizes))
     prompts_path = root / "prompts" / "generation-prompts.json"
     prompts = json.loads(prompts_path.read_text())
     for model in ("serial", "omp"):
-        prompt = PROMPT if model == "serial" else "#include <omp.h>\n\n" + PROMPT
+        text = prompt if model == "serial" else "#include <omp.h>\n\n" + prompt
         prompts.append(
-            {"problem_type": "dense_la", "language": "cpp", "name": NAME,
-             "parallelism_model": model, "prompt": prompt}
+            {"problem_type": ptype, "language": "cpp", "name": name,
+             "parallelism_model": model, "prompt": text}
         )  # fmt: skip
     prompts_path.write_text(json.dumps(prompts))
+
+
+def _checkout(root: Path) -> Path:
+    shutil.copytree(FIXTURE, root)
+    add_problem(root, "dense_la", NAME, PROMPT, BASELINE, DRIVER)
     return root
 
 

@@ -4,7 +4,11 @@
 //   checker  = ParEval's own benchmark driver (cpu.cc: init, validate) with the candidate
 //              function replaced by Stub::call, and checker_main. Built without candidate code.
 //     record: Stub::call writes each call's arguments to calls.<rank>.bin and answers with the
-//             baseline, so validate() walks through all its trials.
+//             baseline, so validate() walks through all its trials. An output parameter whose
+//             incoming content is the baseline's answer to an earlier call (a vector validate()
+//             reuses across trials) is recorded as a reference to that call, never as the
+//             bytes: the producer gets its own earlier answer there, as upstream's driver
+//             gives it, and no recorded call carries an answer of the baseline.
 //     check:  Stub::call checks the arguments equal the recorded ones, then answers with the
 //             outputs the candidate produced (results.<rank>.bin), and validate() compares
 //             them with the baseline exactly as upstream's driver does. Rank 0 prints
@@ -12,9 +16,14 @@
 //   producer = the candidate compiled as upstream compiles it, with producer_main: it reads
 //              calls.<rank>.bin, calls the candidate on each recorded argument list and writes
 //              the outputs (non-const reference parameters and the return value) to
-//              results.<rank>.bin. Its output is data only; it decides nothing.
-// Files are sequences of records: a little-endian u64 byte count, then the bytes. Everything
-// read from results.* is untrusted and bounds-checked.
+//              results.<rank>.bin; earlier.<rank>.bin holds its answers to the calls before
+//              (for references). Its output is data only; it decides nothing. The scorer runs
+//              it once per call, showing call k only after the answer to call k-1 is out of
+//              its reach, so no later call's inputs can help it answer an earlier one.
+// Files are sequences of records: a little-endian u64 byte count, then the bytes. A call
+// record holds one entry per parameter: a tag byte, then the value (tag 0) or the index of
+// the earlier call (u64, tag 1) whose answer the output parameter holds. Everything read
+// from results.* is untrusted and bounds-checked.
 #pragma once
 #include <array>
 #include <cmath>
@@ -220,6 +229,7 @@ inline bool write_records(const std::string &path, const std::vector<std::string
 struct Session {
     enum Mode { NONE, RECORD, CHECK } mode = NONE;
     std::vector<std::string> calls, results;
+    std::vector<std::vector<std::string>> answers;  // record: each call's outputs, per parameter
     size_t next = 0;
     bool nonfinite = false;  // rank 0 answered NaN/Inf where the baseline's value is finite
 };
@@ -262,6 +272,50 @@ inline bool nonfinite_where_finite(const std::vector<uint8_t> &got, const std::v
     return false;
 }
 
+enum : uint8_t { PARAM_VALUE = 0, PARAM_EARLIER = 1 };
+
+template <class V> std::string bytes_of(const V &v) {
+    Writer w;
+    put(w, v);
+    return w.buf;
+}
+
+// A recorded parameter: an output parameter whose incoming content equals the baseline's
+// answer for it in an earlier call (the latest such) is recorded as that call's index, so the
+// recording never carries an answer the checker will compare with.
+template <class P, class V>
+void record_param(Writer &w, const std::vector<std::vector<std::string>> &answers, size_t i, const V &v) {
+    std::string value = bytes_of(v);
+    if constexpr (is_output<P>) {
+        for (size_t m = answers.size(); m-- > 0;) {
+            if (answers[m][i] != value) continue;
+            const uint8_t tag = PARAM_EARLIER;
+            const uint64_t call = m;
+            w.raw(&tag, 1);
+            w.raw(&call, sizeof call);
+            return;
+        }
+    }
+    const uint8_t tag = PARAM_VALUE;
+    w.raw(&tag, 1);
+    w.buf += value;
+}
+
+template <class P, class V> std::string output_bytes(const V &v) {
+    if constexpr (is_output<P>) return bytes_of(v);
+    else return {};
+}
+
+// Reads a recorded parameter; an earlier-call reference (outputs only) sets `earlier`.
+template <class P, class V> void get_param(Reader &r, V &v, uint64_t &earlier) {
+    uint8_t tag = 0xff;
+    r.raw(&tag, 1);
+    earlier = UINT64_MAX;
+    if (tag == PARAM_VALUE) get(r, v);
+    else if (tag == PARAM_EARLIER && is_output<P>) r.raw(&earlier, sizeof earlier);
+    else r.ok = false;
+}
+
 template <class P, class V> void put_input(Writer &w, const V &v) {
     if constexpr (!is_output<P>) put(w, v);
 }
@@ -282,7 +336,8 @@ template <class R, class... A> struct Stub<R (*)(A...)> {
     template <size_t... I> static std::string recorded_inputs(const std::string &rec, std::index_sequence<I...>) {
         std::tuple<std::decay_t<A>...> t;
         Reader r{rec.data(), rec.size()};
-        (get(r, std::get<I>(t)), ...);
+        uint64_t earlier = 0;
+        (get_param<std::tuple_element_t<I, std::tuple<A...>>>(r, std::get<I>(t), earlier), ...);
         if (!r.ok || r.left()) die("PE_PROTOCOL", "malformed call record");
         Writer w;
         (put_input<std::tuple_element_t<I, std::tuple<A...>>>(w, std::get<I>(t)), ...);
@@ -298,9 +353,18 @@ template <class R, class... A> struct Stub<R (*)(A...)> {
         Session &s = session();
         if (s.mode == Session::RECORD) {
             Writer w;
-            (put(w, static_cast<const std::decay_t<A> &>(args)), ...);
+            size_t i = 0;
+            (record_param<A>(w, s.answers, i++, static_cast<const std::decay_t<A> &>(args)), ...);
             s.calls.push_back(std::move(w.buf));
-            return baseline(args...);
+            if constexpr (std::is_void_v<R>) {
+                baseline(args...);
+                s.answers.push_back({output_bytes<A>(static_cast<const std::decay_t<A> &>(args))...});
+                return;
+            } else {
+                R ret = baseline(args...);
+                s.answers.push_back({output_bytes<A>(static_cast<const std::decay_t<A> &>(args))...});
+                return ret;
+            }
         }
         if (s.mode != Session::CHECK) die("PE_PROTOCOL", "checker session not started");
         Writer key;
@@ -381,29 +445,65 @@ int checker_main(int argc, char **argv, Ctx *(*init)(), bool (*validate)(Ctx *),
 }
 
 // ------------------------------------------------------------------------------ producer
-template <class R, class... A, size_t... I>
-std::string answer(R (*f)(A...), const std::string &call, bool &ok, std::index_sequence<I...>) {
-    std::tuple<std::decay_t<A>...> args;
-    Reader r{call.data(), call.size()};
-    (get(r, std::get<I>(args)), ...);
-    ok = r.ok && r.left() == 0;
-    Writer w;
-    if (!ok) return w.buf;
-    auto put_output = [&](auto index) {
-        constexpr size_t k = decltype(index)::value;
-        using P = std::tuple_element_t<k, std::tuple<A...>>;
-        if constexpr (is_output<P>) put(w, std::get<k>(args));
-    };
-    if constexpr (std::is_void_v<R>) {
-        f(std::get<I>(args)...);
-        (put_output(std::integral_constant<size_t, I>{}), ...);
-    } else {
-        std::decay_t<R> ret = f(std::get<I>(args)...);
-        (put_output(std::integral_constant<size_t, I>{}), ...);
-        put(w, ret);
+template <class F> struct Producer;
+template <class R, class... A> struct Producer<R (*)(A...)> {
+    using Args = std::tuple<std::decay_t<A>...>;
+    template <size_t K> using Param = std::tuple_element_t<K, std::tuple<A...>>;
+
+    // The output parameters of one of our earlier answers (its results record: the outputs in
+    // parameter order, then the return value, which is not needed here).
+    template <size_t... I> static bool earlier_outputs(const std::string &rec, Args &out, std::index_sequence<I...>) {
+        Reader r{rec.data(), rec.size()};
+        auto one = [&](auto index) {
+            constexpr size_t k = decltype(index)::value;
+            if constexpr (is_output<Param<k>>) get(r, std::get<k>(out));
+        };
+        (one(std::integral_constant<size_t, I>{}), ...);
+        return r.ok;
     }
-    return w.buf;
-}
+
+    // The arguments of a recorded call; an output parameter recorded as an earlier call's
+    // answer gets our own answer to that call (what upstream's driver passes in a reused
+    // vector).
+    template <size_t... I>
+    static bool arguments(const std::string &call, const std::vector<std::string> &own, Args &args, std::index_sequence<I...> seq) {
+        Reader r{call.data(), call.size()};
+        bool ok = true;
+        auto one = [&](auto index) {
+            constexpr size_t k = decltype(index)::value;
+            uint64_t earlier = UINT64_MAX;
+            get_param<Param<k>>(r, std::get<k>(args), earlier);
+            if (earlier == UINT64_MAX) return;
+            Args prev{};
+            if (earlier >= own.size() || !earlier_outputs(own[earlier], prev, seq)) ok = false;
+            else std::get<k>(args) = std::move(std::get<k>(prev));
+        };
+        (one(std::integral_constant<size_t, I>{}), ...);
+        return ok && r.ok && r.left() == 0;
+    }
+
+    template <size_t... I>
+    static std::string answer(R (*f)(A...), const std::string &call, const std::vector<std::string> &own, bool &ok,
+                              std::index_sequence<I...> seq) {
+        Args args;
+        ok = arguments(call, own, args, seq);
+        Writer w;
+        if (!ok) return w.buf;
+        auto put_output = [&](auto index) {
+            constexpr size_t k = decltype(index)::value;
+            if constexpr (is_output<Param<k>>) put(w, std::get<k>(args));
+        };
+        if constexpr (std::is_void_v<R>) {
+            f(std::get<I>(args)...);
+            (put_output(std::integral_constant<size_t, I>{}), ...);
+        } else {
+            std::decay_t<R> ret = f(std::get<I>(args)...);
+            (put_output(std::integral_constant<size_t, I>{}), ...);
+            put(w, ret);
+        }
+        return w.buf;
+    }
+};
 
 template <class R, class... A> int producer_main(R (*f)(A...), int argc, char **argv) {
 #if defined(PE_TRUSTED_MPI)
@@ -418,13 +518,17 @@ template <class R, class... A> int producer_main(R (*f)(A...), int argc, char **
         std::fprintf(stderr, "producer: cannot read %s\n", path_for("calls").c_str());
         return 5;
     }
+    // Our answers to the calls before these (absent for the first call).
+    auto own = read_records(path_for("earlier"), ok);
+    if (!ok) own.clear();
     std::vector<std::string> results;
     for (const auto &call : calls) {
-        results.push_back(answer(f, call, ok, std::index_sequence_for<A...>{}));
+        results.push_back(Producer<R (*)(A...)>::answer(f, call, own, ok, std::index_sequence_for<A...>{}));
         if (!ok) {
             std::fprintf(stderr, "producer: malformed call record\n");
             return 5;
         }
+        own.push_back(results.back());
     }
     if (!write_records(path_for("results"), results)) return 6;
 #if defined(PE_TRUSTED_MPI)

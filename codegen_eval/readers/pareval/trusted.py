@@ -9,8 +9,12 @@ there, so the candidate can forge it. Here (see pareval_trusted.h for the C++ si
      written to calls.<rank>.bin. Cached per (problem, model, ranks).
   2. producer (the candidate compiled as upstream compiles it, with our main, the driver cut
      after the candidate's code and every baseline function body a trap: producer_files)
-     runs in the candidate's sandbox at each launch config: it answers the recorded calls
-     and writes the outputs to results.<rank>.bin. That is all it can influence.
+     runs in the candidate's sandbox at each launch config, once per recorded call: it sees
+     that call only, answers it and writes the outputs to results.<rank>.bin, which are read
+     back before the next call is shown. A later call can carry what an earlier answer should
+     be (validate() reusing its output vector, or starting a trial from the previous one's
+     answer); shown all at once, the candidate copied it and only the last trial was judged.
+     That is all it can influence.
   3. checker runs in `check` mode in a fresh trusted sandbox with the recorded calls and the
      candidate's results: validate() compares them with the baseline exactly as upstream's
      driver does, and rank 0 prints the verdict.
@@ -134,6 +138,36 @@ def _tamper(why: str) -> Score:
 
 def _rank_files(stem: str, procs: int) -> list[str]:
     return [f"{stem}.{r}.bin" for r in range(procs)]
+
+
+def split_records(data: bytes) -> list[bytes] | None:
+    """The records of a calls/results file, each with its own length prefix (a little-endian
+    u64), or None if the file does not parse."""
+    out: list[bytes] = []
+    at = 0
+    while at < len(data):
+        if len(data) - at < 8:
+            return None
+        end = at + 8 + int.from_bytes(data[at : at + 8], "little")
+        if end > len(data):
+            return None
+        out.append(data[at:end])
+        at = end
+    return out
+
+
+def calls_one_by_one(calls: dict[str, bytes]) -> list[dict[str, bytes]] | str:
+    """Each recorded call on its own: {calls.<rank>.bin: that call's record} per call."""
+    per_rank: dict[str, list[bytes]] = {}
+    for name, data in calls.items():
+        if (recs := split_records(data)) is None:
+            return f"the recorded {name} does not parse"
+        per_rank[name] = recs
+    counts = {len(recs) for recs in per_rank.values()}
+    if len(counts) != 1:
+        return f"the ranks made different numbers of validation calls: {sorted(counts)}"
+    (n,) = counts
+    return [{name: recs[k] for name, recs in per_rank.items()} for k in range(n)]
 
 
 class TrustedRunner:
@@ -270,10 +304,38 @@ class TrustedRunner:
         calls = await self.recording(sample, spec, checker, cfg.procs)
         if isinstance(calls, str):
             return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=calls)
+        one_by_one = calls_one_by_one(calls)
+        if isinstance(one_by_one, str):
+            return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=one_by_one)
         outputs = _rank_files("results", cfg.procs)
+        answers: dict[str, list[bytes]] = {name: [] for name in outputs}
+        for k, call in enumerate(one_by_one):
+            # our own earlier answers travel back in, for output vectors validate() reuses
+            earlier = {f"earlier.{r}.bin": b"".join(answers[f"results.{r}.bin"]) for r in range(cfg.procs)}  # fmt: skip
+            at = f"{where}, validation call {k + 1} of {len(one_by_one)}"
+            got = await self._answer(sb, spec, cfg, {**call, **earlier}, outputs, at, metrics)
+            if isinstance(got, Score):
+                return got
+            for name in outputs:
+                answers[name].append(got[name])
+        results = {name: b"".join(parts) for name, parts in answers.items()}
+        check, _ = await self._run_checker(spec, checker, cfg.procs, "check", {**calls, **results})
+        return self._verdict(check, where)
+
+    async def _answer(
+        self,
+        sb: Any,
+        spec: ModelSpec,
+        cfg: LaunchConfig,
+        inputs: dict[str, bytes],
+        outputs: list[str],
+        where: str,
+        metrics: dict[str, float],
+    ) -> Score | dict[str, bytes]:
+        """One producer run on one recorded call: its answer per rank (one record each)."""
         async with self.scorer.tokens.hold(cfg.resources):
             run = await launch(
-                sb, spec, cfg, "producer", self.scorer.run_limits(), inputs=calls,
+                sb, spec, cfg, "producer", self.scorer.run_limits(), inputs=inputs,
                 outputs=outputs, max_output_bytes=MAX_RESULTS_BYTES,
             )  # fmt: skip
         r = run.result
@@ -286,12 +348,13 @@ class TrustedRunner:
                 fc,
                 explanation=f"{where}: {exec_summary(r)}: {short_log(r.stderr + r.stdout)}",
             )
-        results = run.files
         for name in outputs:
-            if len(results[name]) > MAX_RESULTS_BYTES:
+            if len(run.files[name]) > MAX_RESULTS_BYTES:
                 return _tamper(f"{where}: {name} is larger than {MAX_RESULTS_BYTES} bytes")
-        check, _ = await self._run_checker(spec, checker, cfg.procs, "check", {**calls, **results})
-        return self._verdict(check, where)
+            records = split_records(run.files[name])
+            if records is None or len(records) != 1:
+                return _tamper(f"{where}: {name} is not one answer to the one call shown")
+        return {name: run.files[name] for name in outputs}
 
     @staticmethod
     def _verdict(check: Any, where: str) -> Score | None:
