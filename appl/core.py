@@ -186,6 +186,7 @@ def gen(
     tool_choice: str | dict[str, Any] | None = None,
     run_tools: bool = False,
     max_rounds: int = 8,
+    final_answer: bool = False,
     response_format: Any = None,
     format_retries: int = 2,
     stream: bool = False,
@@ -202,7 +203,10 @@ def gen(
 
     tools: functions (or Tool objects) the model may call; its calls run concurrently and
         their results are added as tool messages. run_tools=True loops (call model, run tools)
-        until the model answers without tool calls, at most max_rounds requests.
+        until the model answers without tool calls, at most max_rounds requests. Still
+        asking for tools after that raises ToolError (with `.tool_results` and `.messages`),
+        unless final_answer=True: then one more request with tool_choice="none" makes the
+        model answer from the results it has (a small local model often never stops asking).
     response_format: a pydantic model class -> the value is a validated instance; invalid
         replies are retried up to format_retries times, then StructuredOutputError.
     stream: the future is also an async iterator of text chunks.
@@ -227,6 +231,7 @@ def gen(
         tool_choice=tool_choice,
         run_tools=run_tools,
         max_rounds=max_rounds,
+        final_answer=final_answer,
         response_format=response_format,
         format_retries=format_retries,
         stream=stream,

@@ -18,6 +18,8 @@ ApplError
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ApplError(Exception):
     """Base of every error raised by appl."""
@@ -103,9 +105,21 @@ class StructuredOutputError(ApplError):
 
 
 class ToolError(ApplError):
-    def __init__(self, message: str, *, tool: str = ""):
+    """A tool failed, or a tool loop ran out of rounds. `tool_results` and `messages` keep
+    what the loop did (results of every tool that ran, the transcript) so nothing is lost."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool: str = "",
+        tool_results: list[Any] | None = None,
+        messages: list[Any] | None = None,
+    ):
         super().__init__(message)
         self.tool = tool
+        self.tool_results = list(tool_results or [])
+        self.messages = list(messages or [])
 
 
 class ReplayMissError(ApplError):

@@ -172,6 +172,7 @@ class GenOptions:
     tool_choice: str | dict[str, Any] | None = None
     run_tools: bool = False
     max_rounds: int = 8
+    final_answer: bool = False  # after max_rounds, one request with tool_choice="none"
     response_format: Any = None  # pydantic model class or OpenAI dict
     format_retries: int = 2
     stream: bool = False
@@ -186,6 +187,7 @@ class GenOptions:
             "tools": sorted(self.tools),
             "run_tools": self.run_tools,
             "max_rounds": self.max_rounds,
+            **({"final_answer": True} if self.final_answer else {}),
             "response_format": fmt.__name__ if is_model_class(fmt) else fmt,
             "format_retries": self.format_retries,
             "stream": self.stream,
@@ -322,6 +324,7 @@ class Runtime:
         format_failures = 0
         step = 0
         on_text = fut._push_chunk if options.stream else None
+        tool_choice = options.tool_choice
         while True:
             request = GenRequest(
                 model=alias,
@@ -332,7 +335,7 @@ class Runtime:
                 stop=options.stop,
                 seed=options.seed,
                 tools=[t.spec for t in options.tools.values()],
-                tool_choice=options.tool_choice,
+                tool_choice=tool_choice,
                 response_format=response_format,
                 stream=options.stream,
                 extra=dict(options.extra),
@@ -352,12 +355,20 @@ class Runtime:
                 if not options.run_tools:
                     value: Any = response.text
                     break
+                if step == options.max_rounds and options.final_answer:
+                    # one more request that may not call tools: the model answers from the
+                    # results it has, instead of the loop ending in an error
+                    tool_choice = "none"
+                    continue
                 if step >= options.max_rounds:
                     raise ToolError(
                         f"gen at {site.file}:{site.line}: the model still asked for tools after "
                         f"max_rounds={options.max_rounds} rounds (last: "
-                        f"{', '.join(c.name for c in response.tool_calls)})",
+                        f"{', '.join(c.name for c in response.tool_calls)}); "
+                        "gen(final_answer=True) asks it for a last answer without tools instead",
                         tool=response.tool_calls[0].name,
+                        tool_results=tool_results,
+                        messages=messages + added,
                     )
                 continue
             added.append(Message("assistant", response.text))
