@@ -195,6 +195,11 @@ def assert_not_pass(sc: Score) -> None:
     assert sc.value == 0.0, sc
 
 
+# mpirun forks, then its child's exec waits on the host: the host refuses the exec, or, if a
+# stop comes first, its census finds the forked child. Which one is a race; both are tamper.
+SPAWN_CAUGHT = ("tamper:exec_refused", "tamper:unexpected_process")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("sample_id", "code", "where"),
@@ -211,7 +216,7 @@ async def test_a_process_spawned_through_mpirun_cannot_rescue_a_lazy_answer(
     # before exec control: pass at 42-154x (gemm), 14x (axpy); honest ~1x
     sc = await score(sample_id, code, 60)
     assert_not_pass(sc)
-    assert sc.failure_class == "tamper:exec_refused", sc
+    assert sc.failure_class in SPAWN_CAUGHT, sc
     assert f"at {where}" in sc.explanation, sc
 
 
@@ -234,15 +239,29 @@ _PMPI_DLSYM = (
 )
 
 
+# PMIx_Spawn itself, over the rank's own PMIx connection to mpirun, past MPI altogether (the
+# library Open MPI already loaded, found with dlopen; pmix_app_t as PMIx 4 lays it out).
+_PMIX_SPAWN = (
+    "{ typedef struct { char *cmd; char **argv, **env; char *cwd; int maxprocs; void *info; "
+    'size_t ninfo; } app_t; app_t app = {0}; app.cmd = "./prog"; '
+    'app.argv = (char *[]){"./prog", "--helper", NULL}; app.maxprocs = 1; char ns[256]; '
+    'void *h = dlopen("libpmix.so.2", RTLD_NOW); int (*sp)(const void *, size_t, '
+    "const app_t *, size_t, char *) = (int (*)(const void *, size_t, const app_t *, size_t, "
+    'char *))dlsym(h, "PMIx_Spawn"); sp(NULL, 0, &app, 1, ns); (void)inter; (void)args; }'
+)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "spawn", [_VIA_SHELL, _MULTIPLE, _PMPI_DLSYM], ids=["bin-sh", "spawn-multiple", "pmpi-dlsym"]
+    "spawn",
+    [_VIA_SHELL, _MULTIPLE, _PMPI_DLSYM, _PMIX_SPAWN],
+    ids=["bin-sh", "spawn-multiple", "pmpi-dlsym", "pmix-spawn"],
 )
 async def test_every_road_to_a_spawned_helper_is_refused(spawn: str) -> None:
     # before exec control each passed like the direct spawn (axpy/mpi)
     sc = await score("axpy/mpi", spawn_cheat(AXPY, AXPY_FN, spawn=spawn), 60)
     assert_not_pass(sc)
-    assert sc.failure_class == "tamper:exec_refused", sc
+    assert sc.failure_class in SPAWN_CAUGHT, sc
 
 
 # A serial candidate that replaces itself with a shell: the guard's filter allowed exec (the
@@ -268,7 +287,7 @@ async def test_an_honest_candidate_beside_a_cheat_gets_its_own_verdict() -> None
     cheat = spawn_cheat(GEMM, GEMM_FN)
     good, bad = await asyncio.gather(score("axpy/mpi", honest, 60), score("gemm/mpi", cheat, 60))
     assert good.status == "pass" and good.value == 1.0, good
-    assert bad.failure_class == "tamper:exec_refused", bad
+    assert bad.failure_class in SPAWN_CAUGHT, bad
 
 
 async def test_a_process_nobody_admitted_is_tamper_at_the_first_stop(
