@@ -306,3 +306,24 @@ async def test_a_process_nobody_admitted_is_tamper_at_the_first_stop(
     monkeypatch.setattr(recipe, "run_command", leaves_a_process)
     sc = await score("axpy/mpi", sample_of("axpy/mpi").target, 60)
     assert sc.failure_class == "tamper:unexpected_process", sc
+
+
+# What else mpirun does when asked: MPI_Abort (mpirun kills the job; Open MPI 4.1's PMIx job
+# control knows only KILL and TERMINATE, never a signal of the requester's choosing). A rank
+# that aborts with status 0 after a right first answer gains nothing: the run ends unfinished.
+ABORT_ZERO = r"""
+#include <mpi.h>
+void axpy_mpi(long n_local, double a, const double *x_local, double *y_local, MPI_Comm comm) {
+    static int calls;
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    for (long i = 0; i < n_local; ++i) y_local[i] = a * x_local[i] + y_local[i];
+    if (++calls == 2 && rank == 0) MPI_Abort(comm, 0);
+}
+"""
+
+
+async def test_mpirun_ending_the_job_for_the_candidate_is_no_pass() -> None:
+    sc = await score("axpy/mpi", ABORT_ZERO, 60)
+    assert_not_pass(sc)
+    assert sc.status == "fail", sc  # the candidate's doing, never an infra error
