@@ -115,7 +115,8 @@ NEVER_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("deferred work and threads", r"^(kthread_|kernel_thread|queue_|schedule_work|"
          r"schedule_delayed_work|mod_timer|add_timer|timer_setup|init_timer|call_rcu|"
          r"system_\w*wq|tasklet_|__tasklet_|irq_work|stop_machine|on_each_cpu|smp_call)"),
-        ("indirect calls", r"^(__x86_indirect_thunk_|__x86_indirect_call_thunk|__SCT__)"),
+        ("indirect calls", r"^(__x86_indirect_thunk_|__x86_indirect_call_thunk|"
+         r"__SCT__(?!(cond_resched|might_resched|preempt_schedule|preempt_schedule_notrace)$))"),
     )
 )  # fmt: skip
 
@@ -223,6 +224,7 @@ _PREFIXES = frozenset(
 )
 _CONTROL_REG = re.compile(r"%(cr|db|dr)\d")
 _HEX64 = re.compile(r"0x[0-9a-f]{16}\b")
+_ABS_RELOC = re.compile(r"\*ABS\*([+-])0x([0-9a-f]+)")
 # Kernel and module address space, without the top 16 MiB where small negative numbers
 # (-EINVAL, masks) live.
 _KERNEL_LO, _KERNEL_HI = 0xFFFF800000000000, 0xFFFFFFFFFF000000
@@ -254,10 +256,11 @@ def profile(disassembly: str) -> Profile:
     """Read `objdump -dr --no-show-raw-insn -w` output."""
     prof = Profile()
     for line in disassembly.splitlines():
-        if "R_X86_64_" in line:  # a relocation: against an absolute symbol, a raw address
-            if "*ABS*" in line:
-                prof.addresses |= _kernel_addresses(line)
-            continue
+        # A relocation against an absolute symbol is a raw address (`call 0xffffffff8...`
+        # in assembly): objdump prints it as *ABS*+addend, beside the instruction (-w).
+        for sign, value in _ABS_RELOC.findall(line):
+            addend = int(value, 16) * (-1 if sign == "-" else 1)
+            prof.addresses |= _kernel_addresses(f"{addend % (1 << 64):#018x}")
         insn = _instruction(line)
         if insn is None:
             continue
