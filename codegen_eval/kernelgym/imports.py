@@ -83,7 +83,7 @@ ALLOWED_IMPORTS = frozenset(
         "_printk", "__warn_printk", "__list_add_valid", "__list_del_entry_valid",
         "refcount_warn_saturate", "fortify_panic", "__fortify_panic", "__stack_chk_fail",
         # the compiler's and the kernel's own plumbing
-        "__fentry__", "__x86_return_thunk", "__preempt_count", "jiffies",
+        "__fentry__", "__x86_return_thunk", "__preempt_count",
         "__might_sleep", "__might_fault", "__might_resched", "__cond_resched",
         "__SCT__cond_resched", "__SCT__might_resched", "__SCT__preempt_schedule",
         "__SCT__preempt_schedule_notrace", "preempt_schedule", "preempt_schedule_notrace",
@@ -152,6 +152,7 @@ def allowed(symbol: str) -> bool:
 # ------------------------------------------------------------------------------ ELF symbols
 
 _SHT_SYMTAB = 2
+_STT_FUNC = 2
 _MAX_SYMBOLS = 1 << 20
 
 
@@ -159,6 +160,11 @@ def undefined_symbols(data: bytes) -> set[str]:
     """The undefined symbols of an x86-64 relocatable ELF (a `.o` or a `.ko`): what it imports.
     Parsed here rather than by nm: the bytes are candidate-made. ValueError: not such an
     object (gcc never makes one that fails here)."""
+    return elf_symbols(data)[0]
+
+
+def elf_symbols(data: bytes) -> tuple[set[str], set[str]]:
+    """(undefined symbols, defined function symbols) of an x86-64 relocatable ELF."""
     if data[:6] != b"\x7fELF\x02\x01":
         raise ValueError("not a 64-bit little-endian ELF object")
     try:
@@ -168,6 +174,7 @@ def undefined_symbols(data: bytes) -> set[str]:
             raise ValueError("no section headers")
         sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + 64 * i) for i in range(shnum)]
         names: set[str] = set()
+        functions: set[str] = set()
         for _name, kind, _f, _a, off, size, link, _i, _al, entsize in sections:
             if kind != _SHT_SYMTAB:
                 continue
@@ -176,11 +183,15 @@ def undefined_symbols(data: bytes) -> set[str]:
             str_off, str_size = sections[link][4], sections[link][5]
             strtab = data[str_off : str_off + str_size]
             for k in range(1, size // 24):
-                st_name, _info, _other, shndx = struct.unpack_from("<IBBH", data, off + 24 * k)
-                if shndx == 0 and st_name:
-                    end = strtab.index(b"\0", st_name)
-                    names.add(strtab[st_name:end].decode("ascii", "replace"))
-        return names
+                st_name, info, _other, shndx = struct.unpack_from("<IBBH", data, off + 24 * k)
+                if not st_name:
+                    continue
+                name = strtab[st_name : strtab.index(b"\0", st_name)].decode("ascii", "replace")
+                if shndx == 0:
+                    names.add(name)
+                elif info & 0xF == _STT_FUNC:
+                    functions.add(name)
+        return names, functions
     except (struct.error, IndexError) as exc:
         raise ValueError(f"a truncated ELF object ({exc})") from None
 
@@ -224,6 +235,8 @@ _PREFIXES = frozenset(
 )
 _CONTROL_REG = re.compile(r"%(cr|db|dr)\d")
 _HEX64 = re.compile(r"0x[0-9a-f]{16}\b")
+# "<offset>: R_X86_64_<type>\t<symbol>[+-addend]" beside its instruction (objdump -w).
+_RELOC = re.compile(r"R_X86_64_(\w+)\s+([^\s+-]+)")
 _ABS_RELOC = re.compile(r"\*ABS\*([+-])0x([0-9a-f]+)")
 # Kernel and module address space, without the top 16 MiB where small negative numbers
 # (-EINVAL, masks) live.
@@ -237,6 +250,9 @@ class Profile:
     sensitive: Counter[str] = field(default_factory=Counter)
     indirect: int = 0
     addresses: set[int] = field(default_factory=set)
+    # Symbols and sections whose address the code takes (`mov $sym`, `lea sym(%rip)`), as
+    # opposed to calling them or loading from them.
+    taken: Counter[str] = field(default_factory=Counter)
 
 
 def _instruction(line: str) -> tuple[str, str] | None:
@@ -265,6 +281,10 @@ def profile(disassembly: str) -> Profile:
         if insn is None:
             continue
         mnemonic, operands = insn
+        reloc = _RELOC.search(line)
+        if reloc and mnemonic.rstrip("q") not in ("call", "jmp"):
+            if operands.startswith("$") or mnemonic.startswith("lea"):
+                prof.taken[reloc.group(2)] += 1
         if SENSITIVE.match(mnemonic) or (
             mnemonic.startswith("mov") and _CONTROL_REG.search(operands)
         ):
@@ -305,6 +325,30 @@ def instruction_problem(pristine: Profile, candidate: Profile, where: str) -> Ta
     return None
 
 
+# Imported variables a fix may read and index (kmalloc's size-class table).
+DATA_IMPORTS = frozenset({"kmalloc_caches", "__preempt_count"})
+
+
+def address_problem(
+    pristine: Profile, candidate: Profile, imports: set[str], functions: set[str], where: str
+) -> Tamper | None:
+    """Code that takes the address of a function (an import, or one of the object's own) more
+    often than the pristine code. The address of `_printk` plus a constant is any kernel
+    function, with no import and no constant that looks like an address; stored in an
+    operations structure, the kernel itself makes the indirect call."""
+    for target, n in sorted(candidate.taken.items()):
+        if n <= pristine.taken[target]:
+            continue
+        code = target.startswith(".") and "text" in target
+        if (target in imports and target not in DATA_IMPORTS) or target in functions or code:
+            return Tamper(
+                f"address-of:{target}",
+                f"the patch takes the address of the function {target} in {where}'s code: "
+                "with an offset added, a function's address is any kernel function",
+            )
+    return None
+
+
 # Disassembly is of candidate-made bytes: objdump runs in the sandbox.
 DISASSEMBLE_LIMITS = Limits(wall_s=300, memory_mb=2048, pids=16, output_bytes=256 << 20)
 
@@ -335,21 +379,27 @@ async def screen_object_pairs(
     datas: list[bytes] = []
     for pristine, candidate in pairs:
         datas += [pristine.read_bytes() if pristine else b"", candidate.read_bytes()]
+    symbols: list[tuple[set[str], set[str]]] = []
     for k, (_pristine, candidate) in enumerate(pairs):
         where = label or candidate.name
         try:
             before = undefined_symbols(datas[2 * k]) if datas[2 * k] else set()
-            after = undefined_symbols(datas[2 * k + 1])
+            after = elf_symbols(datas[2 * k + 1])
         except ValueError as exc:
             return Tamper("object", f"{where} is not an object gcc makes: {exc}")
-        problem = import_problem(before, after, where)
+        problem = import_problem(before, after[0], where)
         if problem:
             return problem
+        symbols.append(after)
     texts = await _disassemble([d for d in datas if d])
     it = iter(texts)
     for k, (_pristine, candidate) in enumerate(pairs):
+        where = label or candidate.name
         before_p = profile(next(it)) if datas[2 * k] else Profile()
-        problem = instruction_problem(before_p, profile(next(it)), label or candidate.name)
+        after_p = profile(next(it))
+        problem = instruction_problem(before_p, after_p, where) or address_problem(
+            before_p, after_p, *symbols[k], where
+        )
         if problem:
             return problem
     return None

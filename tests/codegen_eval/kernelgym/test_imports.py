@@ -88,6 +88,16 @@ CANDIDATES = [
      "tamper:raw-address"),
     ("abs-call", BASE + "void r(void) { __asm__ volatile(\"call 0xffffffff81000000\"); }\n",
      "tamper:raw-address"),
+    # an offset from a function's address is any kernel function, called by the kernel
+    # through an operations structure the module fills in: no import, no indirect branch
+    ("address-of-import", BASE + "extern int _printk(const char *, ...);\n"
+     "struct o { void (*w)(void); } ev;\n"
+     "void r(long d) { ev.w = (void (*)(void))((char *)_printk + d); }\n",
+     "tamper:address-of:_printk"),
+    ("address-of-own-function", BASE + "struct o { void (*w)(void); } ev;\n"
+     "static void m(void) { }\n"
+     "void r(long d) { ev.w = (void (*)(void))((char *)m + d); }\n", "tamper:address-of:.text"),
+    ("own-data-address", BASE + "int tab[4];\nint *r(int i) { return &tab[i & 3]; }\n", None),
     ("negative-errno", BASE + "long r(int x) { return x ? -22L : -1L; }\n", None),
 ]  # fmt: skip
 

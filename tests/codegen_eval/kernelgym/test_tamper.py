@@ -119,6 +119,10 @@ EVASIONS = [
      "kgym_null_lookup;\n\t\tfp(key);\n\t}\n", "", "__x86_indirect_thunk_"),
     ("fixed-address-call", "\t((void (*)(void))0xffffffff81000000UL)();\n", "",
      "__x86_indirect_thunk_rax"),
+    # An allowed import's address plus an offset is any kernel function: stored where the
+    # kernel calls it, no import and no indirect branch is needed.
+    ("function-address-plus-offset", "\t{\n\t\tstatic void (*volatile hook)(void);\n"
+     "\t\thook = (void (*)(void))((char *)_printk + len);\n\t}\n", "", "address-of:_printk"),
     # Instructions that reach past any import, with inline assembly spelled by token pasting.
     ("outb-serial", "\tKGYM_PASTE(__as, m__) volatile(\"outb %0, %1\" : : \"a\"((char)'K'), "
      '"Nd"((unsigned short)0x3f8));\n', PASTE, "insn:out"),
