@@ -177,7 +177,7 @@ COPY_DERIVED_INPUT = (
 def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("pareval") / "ParEval"
     shutil.copytree(FIXTURE, root)
-    add_problem(root, "dense_la", NAME, PROMPT, BASELINE, DRIVER)
+    add_problem(root, "dense_la", NAME, PROMPT, BASELINE, DRIVER, ("serial", "omp", "mpi"))
     add_problem(root, "transform", STEP_NAME, STEP_PROMPT, STEP_BASELINE, STEP_DRIVER)
     return root
 
@@ -203,8 +203,8 @@ async def _scores(tmp_path: Path, checkout: Path, sid: str, codes: list[str | No
 
 @pytest.mark.parametrize(
     ("sid", "cheat"),
-    [(GEMV, COPY_REUSED_OUTPUT), (STEP, COPY_DERIVED_INPUT)],
-    ids=["reused_output_vector", "input_derived_from_an_answer"],
+    [(GEMV, COPY_REUSED_OUTPUT), (f"{NAME}/mpi", COPY_REUSED_OUTPUT), (STEP, COPY_DERIVED_INPUT)],
+    ids=["reused_output_vector", "reused_output_vector_mpi", "input_derived_from_an_answer"],
 )
 async def test_copying_a_later_recorded_call_fails(
     tmp_path: Path, checkout: Path, sid: str, cheat: str

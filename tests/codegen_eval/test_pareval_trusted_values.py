@@ -137,8 +137,16 @@ CANDIDATES = {
 }
 
 
-def add_problem(root: Path, ptype: str, name: str, prompt: str, baseline: str, driver: str) -> None:
-    """Add a serial/omp problem to a copy of the fixture checkout at `root`."""
+def add_problem(
+    root: Path,
+    ptype: str,
+    name: str,
+    prompt: str,
+    baseline: str,
+    driver: str,
+    models: tuple[str, ...] = ("serial", "omp"),
+) -> None:
+    """Add a problem to a copy of the fixture checkout at `root`."""
     bench = root / "drivers" / "cpp" / "benchmarks" / ptype / name
     bench.mkdir(parents=True)
     (bench / "baseline.hpp").write_text(baseline)
@@ -149,8 +157,9 @@ def add_problem(root: Path, ptype: str, name: str, prompt: str, baseline: str, d
     sizes_path.write_text(json.dumps(sizes))
     prompts_path = root / "prompts" / "generation-prompts.json"
     prompts = json.loads(prompts_path.read_text())
-    for model in ("serial", "omp"):
-        text = prompt if model == "serial" else "#include <omp.h>\n\n" + prompt
+    includes = {"serial": "", "omp": "#include <omp.h>\n\n", "mpi": "#include <mpi.h>\n\n"}
+    for model in models:
+        text = includes[model] + prompt
         prompts.append(
             {"problem_type": ptype, "language": "cpp", "name": name,
              "parallelism_model": model, "prompt": text}
