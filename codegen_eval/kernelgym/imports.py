@@ -31,13 +31,14 @@ stores), and kernel code reached through an allowed import's legitimate behaviou
 from __future__ import annotations
 
 import re
-import struct
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandboxes import Limits, open_sandbox
+
+from .elfread import Elf, read_elf, stray_code_pointers
 
 __all__ = [
     "ALLOWED_IMPORTS",
@@ -151,10 +152,6 @@ def allowed(symbol: str) -> bool:
 
 # ------------------------------------------------------------------------------ ELF symbols
 
-_SHT_SYMTAB = 2
-_STT_FUNC = 2
-_MAX_SYMBOLS = 1 << 20
-
 
 def undefined_symbols(data: bytes) -> set[str]:
     """The undefined symbols of an x86-64 relocatable ELF (a `.o` or a `.ko`): what it imports.
@@ -165,35 +162,8 @@ def undefined_symbols(data: bytes) -> set[str]:
 
 def elf_symbols(data: bytes) -> tuple[set[str], set[str]]:
     """(undefined symbols, defined function symbols) of an x86-64 relocatable ELF."""
-    if data[:6] != b"\x7fELF\x02\x01":
-        raise ValueError("not a 64-bit little-endian ELF object")
-    try:
-        (shoff,) = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-        if shentsize != 64 or shnum == 0:
-            raise ValueError("no section headers")
-        sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + 64 * i) for i in range(shnum)]
-        names: set[str] = set()
-        functions: set[str] = set()
-        for _name, kind, _f, _a, off, size, link, _i, _al, entsize in sections:
-            if kind != _SHT_SYMTAB:
-                continue
-            if entsize != 24 or size // 24 > _MAX_SYMBOLS or link >= shnum:
-                raise ValueError("a malformed symbol table")
-            str_off, str_size = sections[link][4], sections[link][5]
-            strtab = data[str_off : str_off + str_size]
-            for k in range(1, size // 24):
-                st_name, info, _other, shndx = struct.unpack_from("<IBBH", data, off + 24 * k)
-                if not st_name:
-                    continue
-                name = strtab[st_name : strtab.index(b"\0", st_name)].decode("ascii", "replace")
-                if shndx == 0:
-                    names.add(name)
-                elif info & 0xF == _STT_FUNC:
-                    functions.add(name)
-        return names, functions
-    except (struct.error, IndexError) as exc:
-        raise ValueError(f"a truncated ELF object ({exc})") from None
+    elf = read_elf(data)
+    return elf.undefined, elf.functions
 
 
 def import_problem(pristine: set[str], candidate: set[str], where: str) -> Tamper | None:
@@ -349,6 +319,18 @@ def address_problem(
     return None
 
 
+def _pointer_problem(before: Elf | None, after: Elf, where: str) -> Tamper | None:
+    old = set(stray_code_pointers(before, DATA_IMPORTS)) if before else set()
+    new = [p for p in stray_code_pointers(after, DATA_IMPORTS) if p not in old]
+    if not new:
+        return None
+    return Tamper(
+        f"address-of:{new[0]}",
+        f"the patch stores the pointer {new[0]} in {where}'s data: an offset from a function "
+        "is any kernel function, and the kernel calls through operations structures",
+    )
+
+
 # Disassembly is of candidate-made bytes: objdump runs in the sandbox.
 DISASSEMBLE_LIMITS = Limits(wall_s=300, memory_mb=2048, pids=16, output_bytes=256 << 20)
 
@@ -383,14 +365,16 @@ async def screen_object_pairs(
     for k, (_pristine, candidate) in enumerate(pairs):
         where = label or candidate.name
         try:
-            before = undefined_symbols(datas[2 * k]) if datas[2 * k] else set()
-            after = elf_symbols(datas[2 * k + 1])
+            before = read_elf(datas[2 * k]) if datas[2 * k] else None
+            after = read_elf(datas[2 * k + 1])
+            problem = import_problem(
+                before.undefined if before else set(), after.undefined, where
+            ) or _pointer_problem(before, after, where)
         except ValueError as exc:
             return Tamper("object", f"{where} is not an object gcc makes: {exc}")
-        problem = import_problem(before, after[0], where)
         if problem:
             return problem
-        symbols.append(after)
+        symbols.append((after.undefined, after.functions))
     texts = await _disassemble([d for d in datas if d])
     it = iter(texts)
     for k, (_pristine, candidate) in enumerate(pairs):

@@ -97,6 +97,18 @@ CANDIDATES = [
     ("address-of-own-function", BASE + "struct o { void (*w)(void); } ev;\n"
      "static void m(void) { }\n"
      "void r(long d) { ev.w = (void (*)(void))((char *)m + d); }\n", "tamper:address-of:.text"),
+    # the same, computed by the compiler into a static operations structure (data relocations)
+    ("pointer-in-data", BASE + "extern int _printk(const char *, ...);\n"
+     "struct o { void (*w)(void); };\n"
+     "const struct o ev = { .w = (void (*)(void))((char *)_printk + 0x1234) };\n",
+     "tamper:address-of:_printk+0x1234"),
+    ("pointer-past-own-code", BASE + "struct o { void (*w)(void); };\n"
+     "void m(void) { }\n"
+     "const struct o ev = { .w = (void (*)(void))((char *)m + 0x100000) };\n",
+     "tamper:address-of:m+0x100000"),
+    ("ops-structure", BASE + "extern void kfree(const void *);\nstruct o { void (*w)(void); };\n"
+     "void m(void) { }\nconst struct o ev[2] = { { .w = m }, { .w = (void (*)(void))kfree } };\n",
+     None),
     ("own-data-address", BASE + "int tab[4];\nint *r(int i) { return &tab[i & 3]; }\n", None),
     ("negative-errno", BASE + "long r(int x) { return x ? -22L : -1L; }\n", None),
 ]  # fmt: skip

@@ -173,3 +173,17 @@ async def test_printed_markers_are_no_markers(tmp_path) -> None:  # type: ignore
     )
     assert "] KGYM-DONE " in run.console, run.console[-3000:]  # the module did print it
     assert not run.finished and run.completed_runs == 0 and run.exit_codes == []
+
+
+async def test_a_pointer_off_a_function_in_an_ops_structure_is_tamper(scorer: Scorer) -> None:
+    """The kernel makes the call: an operations structure whose handler is an allowed
+    import's address plus an offset (any kernel function; no import, no indirect branch)."""
+    evil = (
+        "static const struct proc_ops kgym_evil_ops = {\n"
+        "\t.proc_write = (void *)((char *)_printk + 0x1234),\n};\n\n"
+    )
+    patch = _edit(
+        INIT, evil + INIT.replace("{\n", '{\n\tproc_create("e", 0222, NULL, &kgym_evil_ops);\n')
+    )
+    step = await scorer.check_build(bundled_bug(BUG), patch)
+    assert step is not None and step.detail.startswith("tamper:address-of:_printk+0x1234"), step
