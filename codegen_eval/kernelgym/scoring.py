@@ -297,8 +297,8 @@ class Scorer:
     ) -> StepResult | None:
         """`tamper` when the candidate's built code gained what no fix needs (imports.py):
         a module against the unpatched module; a kernel tree's changed objects against the
-        pristine build's, where the builder hands them over (`artifacts["object_pairs"]`,
-        see tamper_pairs). None: nothing found."""
+        pristine build's, as the builder hands them over (`BuildResult.changed_objects`).
+        None: nothing found."""
         if not patch.strip():
             return None
         tamper: Tamper | None = added_asm(patch)
@@ -354,18 +354,9 @@ class Scorer:
 
 def tamper_pairs(result: BuildResult) -> list[tuple[Path | None, Path]]:
     """The (pristine, candidate) object pairs a kernel builder hands over for the object
-    screen: `artifacts["object_pairs"]`, a directory with `candidate/<path>.o` for every
-    object the candidate's build changed or added and `pristine/<path>.o` beside it where the
-    pristine build has one (imports.changed_object_pairs finds them; copy them out before the
-    scratch build directory is deleted). No such artifact: nothing to screen."""
-    root = result.artifacts.get("object_pairs")
-    if root is None or not root.is_dir():
-        return []
-    pairs: list[tuple[Path | None, Path]] = []
-    for obj in sorted((root / "candidate").rglob("*.o")):
-        before = root / "pristine" / obj.relative_to(root / "candidate")
-        pairs.append((before if before.is_file() else None, obj))
-    return pairs
+    screen (`BuildResult.changed_objects`: the objects of the C files the patches changed,
+    kept with the image). None handed over: nothing to screen."""
+    return [(p, c) for p, c in result.changed_objects if c.is_file()]
 
 
 def bench_row(bug: BugRecord, baseline: StepResult | None = None, **fields: Any) -> dict[str, Any]:

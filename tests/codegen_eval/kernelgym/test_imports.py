@@ -5,7 +5,6 @@ hold, changed-object pairs for kernel trees, and where the run markers are read.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -143,21 +142,10 @@ def test_changed_object_pairs_and_their_hand_over(tmp_path: Path) -> None:
         (None, work / "kernel" / "added.o"),
         (pristine / "kernel" / "groups.o", work / "kernel" / "groups.o"),
     ]
-    # The hand-over a kernel builder makes (artifacts["object_pairs"]) and what scoring reads.
-    hand = tmp_path / "pairs"
-    for before, after in pairs:
-        rel = after.relative_to(work)
-        (hand / "candidate" / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(after, hand / "candidate" / rel)
-        if before is not None:
-            (hand / "pristine" / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(before, hand / "pristine" / rel)
-    result = BuildResult(BuildStatus.OK, artifacts={"object_pairs": hand})
+    # What scoring reads from a kernel builder's result (BuildResult.changed_objects).
+    result = BuildResult(BuildStatus.OK, changed_objects=pairs)
     read = tamper_pairs(result)
-    assert [(b and b.name, a.name) for b, a in read] == [
-        (None, "added.o"),
-        ("groups.o", "groups.o"),
-    ]
+    assert read == pairs
     found = asyncio.run(screen_object_pairs(read))
     assert found is not None and found.label == "tamper:kernel_halt" and "groups.o" in found.why
     assert tamper_pairs(BuildResult(BuildStatus.OK)) == []
