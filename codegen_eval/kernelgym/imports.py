@@ -416,16 +416,27 @@ def changed_object_pairs(pristine_dir: Path, candidate_dir: Path) -> list[tuple[
 
 
 _ASM = re.compile(r"\b(asm|__asm|__asm__)\b|\.incbin|\.byte\b")
+# Builtins that hand code kernel addresses without an import: the return address points
+# into the kernel function that called the module, and an offset from it is any function.
+_ADDRESS_BUILTINS = re.compile(
+    r"\b__builtin_(return_address|frame_address|extract_return_addr|stack_address)\b"
+)
 
 
 def added_asm(patch_text: str) -> Tamper | None:
-    """Inline assembly in the lines a patch adds. A text screen is weak (a macro can spell
-    `__asm__` by token pasting): the object screen is what decides, this only names the
-    obvious case early and plainly."""
+    """Inline assembly, and the builtins that reveal kernel addresses, in the lines a patch
+    adds. A text screen is weak (a macro can spell `__asm__` by token pasting): the object
+    screen is what decides, this only names the obvious cases early and plainly; a
+    pasted-together builtin is one of the limits docs/kernel-gym.md lists."""
     for line in patch_text.splitlines():
-        if line.startswith("+") and not line.startswith("+++") and _ASM.search(line):
+        if not line.startswith("+") or line.startswith("+++"):
+            continue
+        code = line[1:].strip()[:80]
+        if _ASM.search(line):
+            return Tamper("asm", f"the patch adds inline assembly ({code!r}): a fix is C")
+        if m := _ADDRESS_BUILTINS.search(line):
             return Tamper(
-                "asm",
-                f"the patch adds inline assembly ({line[1:].strip()[:80]!r}): a fix is C",
+                f"builtin:{m.group(1)}",
+                f"the patch reads a kernel address with __builtin_{m.group(1)} ({code!r})",
             )
     return None
