@@ -459,7 +459,10 @@ class PplFunction:
                 )
                 raise
             events.emit("run_end", rt.run_id, {"function": self.name, "ok": True})
-            return result
+            # The run has finished every gen, so a future returned from the top level is
+            # resolved: hand back its value (a str, or the pydantic instance of a structured
+            # gen), which `isinstance` and type checkers understand; a future is no use here.
+            return result.value() if isinstance(result, GenFuture) else result
         finally:
             _runtime.reset(token)
             asyncio.run_coroutine_threadsafe(_close_models_quietly(), loop).result()
