@@ -85,6 +85,9 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "ptrace",
     "process_vm_readv",
     "process_vm_writev",
+    # ptrace's relatives: another process's descriptors and memory advice (same uid)
+    "pidfd_getfd",
+    "process_madvise",
     "mount",
     "umount2",
     "pivot_root",
@@ -93,6 +96,8 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "fsopen",
     "fsmount",
     "fsconfig",
+    "fspick",
+    "mount_setattr",
     "unshare",
     "setns",
     "keyctl",

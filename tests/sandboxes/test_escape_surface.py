@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import errno
 import json
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 
@@ -100,6 +102,45 @@ int main(void) {
 }
 """
 
+# x32: the x86_64 entry point with bit 30 set in the number is another ABI; a filter that
+# checked only numbers would let socket (41) through as 0x40000029.
+X32_C = r"""#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+int main(void) {
+  long r = syscall(0x40000000L | 41, 40L, 1L, 0L);
+  printf("x32-socket %ld\n", r);
+  return 0;
+}
+"""
+
+# ptrace's relatives: a payload takes a descriptor out of (or advises the memory of) another
+# process of its exec, which ptrace's rule alone leaves open.
+PIDFD_C = r"""#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+int main(void) {
+  pid_t child = fork();
+  if (child == 0) { pause(); _exit(0); }
+  long pidfd = syscall(SYS_pidfd_open, child, 0);
+  if (pidfd < 0) { perror("pidfd_open"); return 3; }
+  errno = 0;
+  long fd = syscall(SYS_pidfd_getfd, pidfd, 1, 0);
+  printf("pidfd_getfd %ld %d\n", fd < 0 ? -1L : 0L, fd < 0 ? errno : 0);
+  char page[1];
+  struct iovec iov = {page, 1};
+  errno = 0;
+  long m = syscall(SYS_process_madvise, pidfd, &iov, 1, 8 /* MADV_COLD... */, 0);
+  printf("process_madvise %ld %d\n", m < 0 ? -1L : 0L, m < 0 ? errno : 0);
+  kill(child, SIGKILL);
+  return 0;
+}
+"""
+
 EAFNOSUPPORT, EPERM = errno.EAFNOSUPPORT, errno.EPERM
 
 
@@ -154,6 +195,58 @@ async def test_foreign_abi_socketcall_is_killed(iso_sb: Sandbox | None) -> None:
     # libseccomp's bad-architecture action: the process dies of SIGSYS before the call
     assert r.status is ExecStatus.SIGNAL and r.signal == signal.SIGSYS, r
     assert "socketcall" not in r.stdout
+
+
+async def test_x32_abi_is_killed(iso_sb: Sandbox | None) -> None:
+    if iso_sb is None:
+        return
+    r = await iso_sb.exec([await _build(iso_sb, X32_C, "x32")])
+    assert r.status is ExecStatus.SIGNAL and r.signal == signal.SIGSYS, r
+
+
+async def test_pidfd_getfd_and_process_madvise_are_refused(iso_sb: Sandbox | None) -> None:
+    if iso_sb is None:
+        return
+    r = await iso_sb.exec([await _build(iso_sb, PIDFD_C, "pidfd")])
+    assert r.ok, r
+    assert _table(r.stdout) == {"pidfd_getfd": (-1, EPERM), "process_madvise": (-1, EPERM)}
+
+
+ABSTRACT_C = r"""#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+int main(int argc, char **argv) {
+  struct sockaddr_un a = {0};
+  a.sun_family = AF_UNIX;
+  strncpy(a.sun_path + 1, argv[1], sizeof a.sun_path - 2);
+  socklen_t len = offsetof(struct sockaddr_un, sun_path) + 1 + strlen(argv[1]);
+  int s = socket(AF_UNIX, SOCK_STREAM, 0);
+  int r = connect(s, (struct sockaddr *)&a, len);
+  puts(r == 0 ? "CONNECTED" : "refused");
+  return 0;
+}
+"""
+
+
+async def test_host_abstract_unix_sockets_are_unreachable(iso_sb: Sandbox | None) -> None:
+    """Abstract unix sockets live in the network namespace (containerd-shim's API was one:
+    CVE-2020-15257): a payload in its own cannot reach the host's."""
+    if iso_sb is None:
+        return
+    name = f"codegen-abstract-{secrets.token_hex(6)}"
+    host = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        host.bind("\0" + name)
+        host.listen(4)
+        host.setblocking(False)
+        r = await iso_sb.exec([await _build(iso_sb, ABSTRACT_C, "abstract"), name])
+        assert r.ok and r.stdout.strip() == "refused", r
+        with pytest.raises(BlockingIOError):
+            host.accept()
+    finally:
+        host.close()
 
 
 # -- the docker profile, without an engine -----------------------------------------------------

@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import stat
 import subprocess
 import tempfile
@@ -124,6 +125,7 @@ def attempt(fam, typ, addr=None):
         return e.errno
 out["inet"] = attempt(socket.AF_INET, socket.SOCK_STREAM, ("1.1.1.1", 80))
 out["vsock"] = attempt(40, socket.SOCK_STREAM)
+out["abstract"] = attempt(socket.AF_UNIX, socket.SOCK_STREAM, "\0" + ABSTRACT)
 out["home"] = os.path.exists("/root") or os.path.exists("/home")
 out["shadow"] = os.path.exists("/etc/shadow")
 out["kvm"] = os.path.exists("/dev/kvm")
@@ -148,17 +150,26 @@ async def test_an_escaped_qemu_reaches_no_candidate_and_no_network() -> None:
     candidate = subprocess.Popen(
         ["sleep", "300"], user=uid, group=uid, env={"HARNESS_KEY": secret}, cwd=cand_dir
     )
+    # A host service on an abstract unix socket (lives in the network namespace).
+    host = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    abstract = f"codegen-host-{secret[:8]}"
+    host.bind("\0" + abstract)
+    host.listen(4)
     try:
-        script = f"SECRET = {secret!r}\nCANDIDATE = {str(victim)!r}\n" + ESCAPED
+        script = (
+            f"SECRET = {secret!r}\nCANDIDATE = {str(victim)!r}\nABSTRACT = {abstract!r}\n" + ESCAPED
+        )
         got, vm_uid = await _confined_python(script)
         assert got["uid"] == vm_uid and vm_uid not in (0, uid)
         assert got["env_leaks"] == [] and got["pids_seen"] <= 3  # our init, python
         assert got["wrote_candidate"] != True  # noqa: E712  (an errno otherwise)
         assert victim.read_text() == "answer\n"
         assert got["inet"] != "ok" and got["vsock"] == 97  # EAFNOSUPPORT
+        assert got["abstract"] == 111  # ECONNREFUSED: no such name in its namespace
         assert got["home"] is False and got["shadow"] is False and got["kvm"] is False
         assert candidate.poll() is None  # kill(-1) reached nothing outside
     finally:
+        host.close()
         candidate.kill()
         candidate.wait()
         shutil.rmtree(cand_dir)
