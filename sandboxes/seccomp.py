@@ -121,6 +121,18 @@ DENIED_SYSCALLS: tuple[str, ...] = (
     "quotactl",
     "lookup_dcookie",
     "syslog",
+    # Obsolete calls docker's default profile refused (legacy kernel code no toolchain needs;
+    # those the architecture lacks are skipped).
+    "uselib",
+    "ustat",
+    "sysfs",
+    "_sysctl",
+    "nfsservctl",
+    "create_module",
+    "get_kernel_syms",
+    "query_module",
+    "vm86",
+    "vm86old",
 )
 
 # Socket families a payload may open (socket(2) and socketpair(2) arg 0): local, IP (empty
