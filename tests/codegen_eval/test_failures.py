@@ -157,3 +157,33 @@ def test_mpirun_rank_killed_by_signal_is_a_crash_not_an_exit_code() -> None:
     )
     plain = ExecResult(ExecStatus.NONZERO_EXIT, 1, None, "", "error", False, 0.1, 0.1, None)
     assert classify_exec(plain) == "nonzero_exit"
+
+
+_HEAD = "#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+_SUM = "long s = 0; for (int i = 0; i < n; i++) s += a[i];"
+CHOSEN = {
+    # each one chose its class before: timeout:cpu, timeout:cpu, resource_limit:memory, ...
+    "exit_152": ("exit(152);", "nonzero_exit"),
+    "raise_sigxcpu": ("raise(SIGXCPU); return 0;", "runtime_crash:SIGXCPU"),
+    "fake_oom_text": ('fputs("Killed\\nMemoryError\\nstd::bad_alloc\\n", stderr); exit(1);',
+                      "nonzero_exit"),
+    "raise_sigxfsz": ("raise(SIGXFSZ); return 0;", "runtime_crash:SIGXFSZ"),
+    # (a CPU limit the candidate lowers itself: tests/sandboxes/test_status_observed.py)
+    # a child killed for memory while the program answers correctly and exits 0: a pass
+    "child_oom_right_answer": (
+        "pid_t c = fork(); if (c == 0) { for (;;) { char *p = malloc(1 << 24); "
+        "if (p) memset(p, 1, 1 << 24); } } waitpid(c, 0, 0); " + _SUM + " return s;", None),
+}  # fmt: skip
+
+
+async def test_a_candidate_cannot_choose_a_limit_class_in_a_real_run() -> None:
+    sample = tiny_task(1).dataset[0]
+    scorer = TinyScorer()
+    head = _HEAD + "#include <sys/resource.h>\n#include <sys/wait.h>\n#include <unistd.h>\n"
+    codes = [f"{head}long sum_array(const int *a, int n) {{ {body} }}\n" for body, _ in
+             CHOSEN.values()]  # fmt: skip
+    scores = await asyncio.gather(
+        *(scorer.score(sample, Candidate(sample.id, 0, c)) for c in codes)
+    )
+    got = {name: s.failure_class for name, s in zip(CHOSEN, scores, strict=True)}
+    assert got == {name: cls for name, (_, cls) in CHOSEN.items()}
