@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-__all__ = ["Elf", "read_elf", "stray_code_pointers"]
+__all__ = ["Elf", "code_targets", "read_elf", "stray_code_pointers"]
 
 _SHT_SYMTAB, _SHT_RELA = 2, 4
 _SHF_EXECINSTR = 0x4
@@ -138,3 +138,41 @@ def _strays(elf: Elf, sym: Symbol, addend: int, data_imports: frozenset[str]) ->
         sec = elf.sections[sym.shndx]
         return sec.code and not 0 <= addend < sec.size
     return False
+
+
+def _data_relocations(elf: Elf) -> list[tuple[Section, int, int]]:
+    """(relocated section, symbol index, addend) for every relocation outside code and debug
+    information."""
+    out = []
+    for sec in elf.sections:
+        if sec.kind != _SHT_RELA or sec.info >= len(elf.sections):
+            continue
+        target = elf.sections[sec.info]
+        if target.code or target.name.startswith(".debug"):
+            continue
+        if sec.entsize != 24 or sec.size // 24 > _MAX_ENTRIES:
+            raise ValueError("a malformed relocation table")
+        for k in range(sec.size // 24):
+            try:
+                _offset, info, addend = struct.unpack_from("<QQq", elf.data, sec.offset + 24 * k)
+            except struct.error as exc:
+                raise ValueError(f"a truncated relocation table ({exc})") from None
+            out.append((target, info >> 32, addend))
+    return out
+
+
+def code_targets(elf: Elf) -> list[tuple[str, int]]:
+    """(code section, offset) of every code address stored outside code: operations
+    structures, exception fixups, alternatives, jump labels. Each must start an instruction."""
+    found = []
+    for _target, index, addend in _data_relocations(elf):
+        if index >= len(elf.symbols):
+            raise ValueError("a relocation names no symbol")
+        sym = elf.symbols[index]
+        if not sym.shndx or sym.shndx >= len(elf.sections):
+            continue
+        sec = elf.sections[sym.shndx]
+        # The section's end is no instruction but a fine pointer (end markers).
+        if sec.code and sym.kind in (_STT_FUNC, _STT_SECTION) and sym.value + addend != sec.size:
+            found.append((sec.name, sym.value + addend))
+    return found

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from sandboxes import Limits, open_sandbox
 
-from .elfread import Elf, read_elf, stray_code_pointers
+from .elfread import Elf, code_targets, read_elf, stray_code_pointers
 
 __all__ = [
     "ALLOWED_IMPORTS",
@@ -223,10 +223,13 @@ class Profile:
     # Symbols and sections whose address the code takes (`mov $sym`, `lea sym(%rip)`), as
     # opposed to calling them or loading from them.
     taken: Counter[str] = field(default_factory=Counter)
+    # Where instructions start, per code section, and the direct branches' targets.
+    starts: dict[str, set[int]] = field(default_factory=dict)
+    branches: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _instruction(line: str) -> tuple[str, str] | None:
-    """(mnemonic, operands) of one `objdump -d --no-show-raw-insn` line."""
+def _instruction(line: str) -> tuple[int, str, str] | None:
+    """(offset, mnemonic, operands) of one `objdump -d --no-show-raw-insn` line."""
     parts = line.split("\t")
     if len(parts) < 2 or not re.match(r"^\s*[0-9a-f]+:$", parts[0]):
         return None
@@ -235,13 +238,21 @@ def _instruction(line: str) -> tuple[str, str] | None:
         words = words[1:]
     if not words:
         return None
-    return words[0], " ".join(words[1:])
+    return int(parts[0].strip()[:-1], 16), words[0], " ".join(words[1:])
+
+
+_SECTION = re.compile(r"^Disassembly of section (\S+):$")
+_BRANCH_TARGET = re.compile(r"^([0-9a-f]+) <")
 
 
 def profile(disassembly: str) -> Profile:
     """Read `objdump -dr --no-show-raw-insn -w` output."""
     prof = Profile()
+    section = ""
     for line in disassembly.splitlines():
+        if m := _SECTION.match(line):
+            section = m.group(1)
+            continue
         # A relocation against an absolute symbol is a raw address (`call 0xffffffff8...`
         # in assembly): objdump prints it as *ABS*+addend, beside the instruction (-w).
         for sign, value in _ABS_RELOC.findall(line):
@@ -250,8 +261,17 @@ def profile(disassembly: str) -> Profile:
         insn = _instruction(line)
         if insn is None:
             continue
-        mnemonic, operands = insn
+        offset, mnemonic, operands = insn
+        prof.starts.setdefault(section, set()).add(offset)
         reloc = _RELOC.search(line)
+        # A branch the assembler resolved (no relocation: objdump's target of one with a
+        # relocation is only the next instruction's address).
+        if (
+            reloc is None
+            and mnemonic.startswith(("j", "call", "loop", "xbegin"))
+            and (target := _BRANCH_TARGET.match(operands))
+        ):
+            prof.branches.append((section, int(target.group(1), 16)))
         if reloc and mnemonic.rstrip("q") not in ("call", "jmp"):
             if operands.startswith("$") or mnemonic.startswith("lea"):
                 prof.taken[reloc.group(2)] += 1
@@ -263,6 +283,20 @@ def profile(disassembly: str) -> Profile:
             prof.indirect += 1
         prof.addresses |= _kernel_addresses(operands)
     return prof
+
+
+def misaligned(prof: Profile, targets: Iterable[tuple[str, int]] = ()) -> list[str]:
+    """Branch targets, and code addresses stored in data (`targets`: section, offset), that
+    fall inside an instruction as objdump decoded it. A compiler never makes one; assembly
+    that hides an instruction inside another's bytes (`jmp 1f; .byte 0x48, 0xb8; 1: out`
+    reads as one `movabs`) needs one, to reach what the disassembly does not show."""
+    out = []
+    for section, target in [*prof.branches, *targets]:
+        starts = prof.starts.get(section)
+        # up to the last instruction's end (an x86 instruction is at most 15 bytes)
+        if starts and target not in starts and min(starts) < target < max(starts) + 15:
+            out.append(f"{section}+{target:#x}")
+    return out
 
 
 def _kernel_addresses(text: str) -> set[int]:
@@ -319,6 +353,21 @@ def address_problem(
     return None
 
 
+def _overlap_problem(
+    before_p: Profile, after_p: Profile, elves: tuple[Elf | None, Elf], where: str
+) -> Tamper | None:
+    before, after = elves
+    old = len(misaligned(before_p, code_targets(before))) if before else 0
+    new = misaligned(after_p, code_targets(after))
+    if len(new) <= old:
+        return None
+    return Tamper(
+        "overlapping-code",
+        f"{where} has a branch or a code pointer into the middle of an instruction "
+        f"({new[0]}): instructions hidden inside others, which the disassembly does not show",
+    )
+
+
 def _pointer_problem(before: Elf | None, after: Elf, where: str) -> Tamper | None:
     old = set(stray_code_pointers(before, DATA_IMPORTS)) if before else set()
     new = [p for p in stray_code_pointers(after, DATA_IMPORTS) if p not in old]
@@ -362,6 +411,7 @@ async def screen_object_pairs(
     for pristine, candidate in pairs:
         datas += [pristine.read_bytes() if pristine else b"", candidate.read_bytes()]
     symbols: list[tuple[set[str], set[str]]] = []
+    elves: list[tuple[Elf | None, Elf]] = []
     for k, (_pristine, candidate) in enumerate(pairs):
         where = label or candidate.name
         try:
@@ -375,14 +425,17 @@ async def screen_object_pairs(
         if problem:
             return problem
         symbols.append((after.undefined, after.functions))
+        elves.append((before, after))
     texts = await _disassemble([d for d in datas if d])
     it = iter(texts)
     for k, (_pristine, candidate) in enumerate(pairs):
         where = label or candidate.name
         before_p = profile(next(it)) if datas[2 * k] else Profile()
         after_p = profile(next(it))
-        problem = instruction_problem(before_p, after_p, where) or address_problem(
-            before_p, after_p, *symbols[k], where
+        problem = (
+            _overlap_problem(before_p, after_p, elves[k], where)
+            or instruction_problem(before_p, after_p, where)
+            or address_problem(before_p, after_p, *symbols[k], where)
         )
         if problem:
             return problem

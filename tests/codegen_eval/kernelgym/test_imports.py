@@ -82,6 +82,10 @@ CANDIDATES = [
     ("syscall", BASE + "void r(void) { __asm__ volatile(\"syscall\"); }\n", "tamper:insn:syscall"),
     ("cr3", BASE + "void r(unsigned long v) { __asm__ volatile(\"mov %0, %%cr3\" : : \"r\"(v)); }\n",
      "tamper:insn:mov"),
+    # the `out` hidden inside a movabs's immediate: the disassembly shows no out
+    ("hidden-insn", BASE + "void r(void) { __asm__ volatile(\"jmp 1f\\n.byte 0x48, 0xb8\\n"
+     "1: out %%al, %%dx\\n\" \"nop\\n\" \"nop\\n\" \"nop\\n\" \"nop\\n\" \"nop\\n\" \"nop\\n\" "
+     ": : \"a\"(1), \"d\"(0x3f8)); }\n", "tamper:overlapping-code"),
     ("indirect", BASE + "void r(void (*volatile *p)(void)) { (*p)(); }\n", "tamper:indirect-branch"),
     ("raw-address", BASE + "void r(void) { *(volatile long *)0xffffffff82000000UL = 1; }\n",
      "tamper:raw-address"),

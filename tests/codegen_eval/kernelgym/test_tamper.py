@@ -130,6 +130,10 @@ EVASIONS = [
      PASTE, "insn:wrmsr"),
     ("int80", '\tKGYM_PASTE(__as, m__) volatile("int $0x80" : : "a"(60), "D"(0));\n', PASTE,
      "insn:int"),
+    # The same, hidden from the disassembly inside a movabs (a jump into its middle).
+    ("hidden-outb", "\tKGYM_PASTE(__as, m__) volatile(\"jmp 1f\\n.short 0xb848\\n1: outb %%al, "
+     "%%dx\\n\" \"nop\\nnop\\nnop\\nnop\\nnop\\nnop\\n\" : : \"a\"(1), \"d\"(0x3f8));\n",
+     PASTE, "overlapping-code"),
     ("hypercall", '\tKGYM_PASTE(__as, m__) volatile("vmcall" : : "a"(0));\n', PASTE,
      "insn:vmcall"),
     # A write to a fixed kernel address (nokaslr: every variable's address is known).
