@@ -45,7 +45,7 @@ from appl.errors import ApplError
 from appl.future import GenFuture
 from appl.identity import CallSite, display_file
 from appl.prompt import PromptContext, PromptStr, PromptText, RoleText, fstring
-from appl.runtime import GenOptions, Runtime
+from appl.runtime import GenOptions, Runtime, for_the_reader
 from appl.runtime import _current_runtime as _runtime  # one context variable, owned there
 from appl.tools import Tool, as_tools
 from appl.types import Message, Role
@@ -410,11 +410,18 @@ class PplFunction:
 
     async def _top_level_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         with _trace_scope():
-            return await self._run_async(args, kwargs)
+            try:
+                return await self._run_async(args, kwargs)
+            except ApplError as exc:
+                raise for_the_reader(exc) from exc.__cause__
 
     def _top_level_sync(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         with _trace_scope():
-            return self._run_sync(args, kwargs)
+            try:
+                return self._run_sync(args, kwargs)
+            except ApplError as exc:
+                # the program's line, not the run's threads and futures, heads the traceback
+                raise for_the_reader(exc) from exc.__cause__
 
     async def _run_async(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         rt = Runtime(asyncio.get_running_loop(), self.name)

@@ -286,7 +286,7 @@ class Runtime:
             fut._retrieved = True  # a cancelled gen is not an unread failure
             raise
         except Exception as exc:
-            fut._set_exception(exc)
+            fut._set_exception(for_the_reader(exc))
             self.failed.append(fut)
             if events.has_listeners():
                 # `call` is the identity of the gen's latest request (None when it failed
@@ -538,6 +538,23 @@ async def traced_generate(
             identity,
         )
     return response
+
+
+def for_the_reader(exc: Exception) -> Exception:
+    """An appl error is read where the program reads the future: its traceback then starts at
+    the program's own line, not in the runtime's and the HTTP client's frames (37-97 lines of
+    aiohttp internals for a dead server). The causes stay in `__cause__`, with their message
+    and without their frames. Exceptions of the program's own code (its tools, its pydantic
+    models) keep every frame."""
+    if not isinstance(exc, ApplError):
+        return exc
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        link.__traceback__ = None
+        link = link.__cause__ if link.__cause__ is not None else link.__context__
+    return exc
 
 
 class _ChunkBatcher:

@@ -77,7 +77,9 @@ def model_preflight(alias: str, base_url: str | None) -> dict[str, Any]:
     try:
         mc = get_config().model(alias)
     except ConfigError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(
+            f"{exc}; or give --base-url URL to use an OpenAI-compatible server under this name"
+        ) from None
     if mc.provider == "local" and not mc.base_url:
         local_model_preflight(alias, mc.options)
     if mc.provider == "openai" and mc.base_url:

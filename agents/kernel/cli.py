@@ -63,7 +63,9 @@ def _configure_model(args: argparse.Namespace) -> str:
     try:
         config = get_config().model(alias)
     except ApplError as exc:
-        raise CliError(str(exc)) from None
+        raise CliError(
+            f"{exc}; or give --base-url URL to use an OpenAI-compatible server under this name"
+        ) from None
     update: dict[str, Any] = {}
     if args.local_model:
         if config.provider != "local":

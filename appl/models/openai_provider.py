@@ -13,6 +13,7 @@ what the first call of a process used to cost.
 from __future__ import annotations
 
 import asyncio
+import errno
 import importlib.util
 import inspect
 import json
@@ -325,6 +326,21 @@ class OpenAIModel:
         origin = self.config.origin
         return f" (model {self.name!r} is configured in {origin})" if origin else ""
 
+    def _connection_text(self, cause: BaseException) -> str:
+        """What went wrong with the connection, in words: "cannot connect to URL: connection
+        refused" rather than the client library's "Cannot connect to host H:P ssl:default
+        [...]" (aiohttp names ssl:default for plain http URLs too)."""
+        url = self._base_url or self.config.base_url or "the server"
+        os_error = getattr(cause, "os_error", None)
+        if not isinstance(os_error, OSError):
+            os_error = cause if isinstance(cause, OSError) else None
+        if os_error is not None and os_error.errno:
+            reason = os.strerror(os_error.errno).lower()
+            hint = " (is the server running?)" if os_error.errno == errno.ECONNREFUSED else ""
+            return f"cannot connect to {url}: {reason}{hint}"
+        text = str(cause).replace(" ssl:default", "") if url.startswith("http:") else str(cause)
+        return f"connection to {url} failed: {type(cause).__name__}: {text}"
+
     def _base_url_has_version(self) -> bool:
         url = (self._base_url or self.config.base_url or "").rstrip("/")
         last = url.rsplit("/", 1)[-1].lower()
@@ -348,8 +364,7 @@ class OpenAIModel:
             )
         if (dropped := _dropped_connection(exc)) is not None:
             return ModelConnectionError(
-                f"model {alias!r}: connection failed: {type(dropped).__name__}: {dropped}"
-                f"{self._origin_note()}",
+                f"model {alias!r}: {self._connection_text(dropped)}{self._origin_note()}",
                 model=alias,
             )
         timeouts: tuple[type[BaseException], ...] = (TimeoutError,)
@@ -367,8 +382,7 @@ class OpenAIModel:
         if connection and isinstance(exc, connection):
             cause = exc.__cause__ or exc
             return ModelConnectionError(
-                f"model {alias!r}: connection failed: {type(cause).__name__}: {cause}"
-                f"{self._origin_note()}",
+                f"model {alias!r}: {self._connection_text(cause)}{self._origin_note()}",
                 model=alias,
             )
         invalid: tuple[type[BaseException], ...] = (json.JSONDecodeError, pydantic.ValidationError)

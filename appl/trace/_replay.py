@@ -245,10 +245,21 @@ class ReplayIndex:
                 n=2,
             )
             lines.extend(diff)
-        lines.append(
-            "re-record the trace (pytest --appl-record, or delete the file), or replay with "
-            "mode='lenient' to send missing calls to the live model"
-        )
+        recorded_model = (near.request.get("model") if near is not None else None) or None
+        if recorded_model is not None and recorded_model != request.model:
+            # the model alias is part of the request hash: a different default model misses
+            # every call, and re-recording would be the wrong advice
+            lines.append(
+                f"the trace was recorded with model {recorded_model!r} and this run asks "
+                f"{request.model!r}: set the default model to {recorded_model!r} as when "
+                f'recorded (appl.configure(default_model="{recorded_model}"), or '
+                "[defaults] default_model in appl.toml)"
+            )
+        else:
+            lines.append(
+                "re-record the trace (pytest --appl-record, or delete the file), or replay "
+                "with mode='lenient' to send missing calls to the live model"
+            )
         self.misses.append(identity.key)
         return ReplayMissError("\n".join(lines))
 

@@ -37,6 +37,7 @@ def test_unknown_model_is_one_line_before_any_vm(capsys) -> None:
     assert time.monotonic() - t0 < 10  # no baseline boot happened
     err = capsys.readouterr().err.strip()
     assert "unknown model alias 'nosuch'" in err and "[models.nosuch]" in err
+    assert "--base-url URL" in err
     assert len(err.splitlines()) == 1
 
 

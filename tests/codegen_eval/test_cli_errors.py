@@ -196,6 +196,12 @@ def test_missing_local_model_and_a_directory_as_log(tmp_path: Path) -> None:
     assert "is a directory; give a file" in line
 
 
+def test_an_unknown_model_names_base_url(tmp_path: Path) -> None:
+    line = one_line_error(cli("run", "--suite", "tiny-c", "--model", "nosuch", "--log",
+                              str(tmp_path / "x.jsonl")))  # fmt: skip
+    assert "unknown model alias 'nosuch'" in line and "--base-url URL" in line
+
+
 def test_a_factory_that_replaces_the_scorer_is_refused_on_slurm(tmp_path: Path) -> None:
     """Compute nodes score with the suite's own scorer: a solver factory that brings its own
     would be ignored there, so `--executor slurm` refuses it in one line, before any work
