@@ -42,8 +42,12 @@ __all__ = [
 ]
 
 # The module builder copies the bug's source into a temporary directory
-# (.../kgym-mod-XXXX/src/...): crash reports name files by that absolute path.
-_BUILD_PREFIX = re.compile(r"(?:/[^\s:'\"`]*)?/kgym-mod-[^/\s]+/src/")
+# (.../kgym-mod-XXXX/src/...): crash reports name files by that absolute path. Crash text is
+# the candidate's to shape, so the prefix is found in linear time, one run of path
+# characters at a time (the regex `(?:/[^\s:'"`]*)?/kgym-mod-[^/\s]+/src/` took seconds
+# on a few KB of slashes).
+_PATH_RUN = re.compile(r"[^\s:'\"`]+")
+_BUILD_MARK = "/kgym-mod-"
 
 
 class EditError(ValueError):
@@ -60,8 +64,22 @@ class Edit:
 
 
 def strip_build_paths(text: str) -> str:
-    """Crash-report text with the temporary build directory removed from file paths."""
-    return _BUILD_PREFIX.sub("", text)
+    """Crash-report text with the temporary build directory removed from file paths: in a
+    run of path characters, from its first `/` through the last `/kgym-mod-NAME/src/`."""
+    if _BUILD_MARK not in text:
+        return text
+    return _PATH_RUN.sub(lambda m: _strip_run(m.group()), text)
+
+
+def _strip_run(run: str) -> str:
+    end = len(run)
+    while (mark := run.rfind(_BUILD_MARK, 0, end)) >= 0:
+        name_end = mark + len(_BUILD_MARK)
+        slash = run.find("/", name_end)
+        if slash > name_end and run.startswith("/src/", slash):
+            return run[: run.index("/")] + run[slash + len("/src/") :]
+        end = mark  # not a build directory: look further left
+    return run
 
 
 def resolve_path(path: str, files: list[str]) -> str:

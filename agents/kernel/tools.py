@@ -35,8 +35,10 @@ def located(found: str | None) -> tuple[str, int, str] | None:
     if found is None:
         return None
     header, _, body = found.partition("\n")
-    m = re.match(r"// (.+):(\d+)$", header)
-    return (m[1], int(m[2]), body) if m else None
+    path, _, line = header.removeprefix("// ").rpartition(":")
+    if not header.startswith("// ") or not path or not line.isascii() or not line.isdigit():
+        return None
+    return path, int(line), body
 
 
 def numbered_function(found: str | None) -> str | None:

@@ -91,7 +91,9 @@ class Recipe:
         names = [n for n in sources if self.is_source(n)]
         cmd = self.compile_command(names, output, extra_flags, mode)
         res = await sb.exec(cmd, files=sources, limits=limits or self.compile_limits, env=env)
-        diags = self.parser(res.stdout + "\n" + res.stderr)
+        # The candidate shapes this text (`#error` echoes anything): parsed off the event
+        # loop, so a long parse never stalls the other candidates' execs.
+        diags = await asyncio.to_thread(self.parser, res.stdout + "\n" + res.stderr)
         artifact = self.artifact_name(output, mode)
         if not res.ok or not await sb.exists(artifact):
             artifact = None
@@ -324,7 +326,9 @@ class VerilatorRecipe(Recipe):
         names = [n for n in sources if self.is_source(n)]
         cmd = ["verilator", "--lint-only", "-Wall", "-Wno-fatal", *extra_flags, *names]
         res = await sb.exec(cmd, files=sources, limits=limits or self.compile_limits, env=env)
-        diags = self.parser(res.stdout + "\n" + res.stderr)
+        # The candidate shapes this text (`#error` echoes anything): parsed off the event
+        # loop, so a long parse never stalls the other candidates' execs.
+        diags = await asyncio.to_thread(self.parser, res.stdout + "\n" + res.stderr)
         return CompileResult(
             res, diags, names[0] if res.ok and names else None, await self.versions()
         )
