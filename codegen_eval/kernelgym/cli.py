@@ -52,14 +52,34 @@ def _scorer(args: argparse.Namespace) -> Scorer:
 
 def _show(step: StepResult, verbose: bool = True) -> None:
     color = {"resolved": "green", "reproduced": "yellow"}.get(step.outcome, "red")
-    console.print(f"outcome: [{color}]{step.outcome}[/{color}]  title: {step.title or '-'}")
-    console.print(f"expected: {step.expected_title}  match: {step.matches_expected}")
-    console.print(f"build {step.build_s:.1f}s  run {step.run_s:.1f}s  vm {step.vm_status}")
+    console.print(f"outcome: [{color}]{step.outcome}[/{color}]")
+    for line in describe_step(step):
+        console.print(line, markup=False, highlight=False)
     if step.detail:
         console.print(step.detail, markup=False)
     if verbose and step.console_excerpt:
         console.rule("console")
         console.print(step.console_excerpt, markup=False, highlight=False)
+
+
+def describe_step(step: StepResult) -> list[str]:
+    """What a step's result says, in lines that only claim what happened: a crash title is
+    compared with the expected one only when there was a crash; times and the VM's state only
+    for the stages that ran."""
+    lines = [f"expected crash: {step.expected_title or '-'}"]
+    if step.title:
+        verdict = "matches the expected title" if step.matches_expected else "a DIFFERENT crash"
+        lines.append(f"crash seen: {step.title} ({verdict})")
+    elif step.outcome in (Outcome.RESOLVED, Outcome.FUNCTION_BROKEN):
+        lines.append(f"crash seen: none in {step.completed_runs} run(s)")
+    stages = [f"build {step.build_s:.1f}s"]
+    if step.vm_status is None:
+        stages.append("not booted" + (f" ({step.outcome})" if step.outcome else ""))
+    else:
+        stages.append(f"run {step.run_s:.1f}s")
+        stages.append(f"VM {step.vm_status}")
+    lines.append("  ".join(stages))
+    return lines
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -189,8 +209,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernel-gym", description=__doc__)
     parser.add_argument("--bugs", help="directory or JSONL of bug records (default: bundled)")
-    parser.add_argument("--runs", type=int, default=3, help="reproducer runs per boot (K)")
-    parser.add_argument("--accel", default="auto", choices=["auto", "tcg", "kvm"])
+    parser.add_argument(
+        "--runs", type=int, default=3, help="reproducer runs per boot (K; default 3)"
+    )
+    parser.add_argument(
+        "--accel",
+        default="auto",
+        choices=["auto", "tcg", "kvm"],
+        help="QEMU acceleration: kvm where /dev/kvm works (auto, the default), else tcg",
+    )
     parser.add_argument(
         "--linux-tree", help="your Linux git checkout (kBench records: worktree at the commit)"
     )
@@ -198,27 +225,33 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repro", help="C reproducer for a kBench record that only links it")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list bugs")
-    p.add_argument("--tier", type=int)
+    p.add_argument("--tier", type=int, help="only bugs of this tier (0: modules, 1: KASAN)")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("reproduce", help="build the unpatched bug and run its reproducer")
-    p.add_argument("bug")
+    p.add_argument("bug", help="a bug id (kernel-gym list)")
     p.set_defaults(func=cmd_reproduce)
     p = sub.add_parser("try", help="score a candidate patch (unified diff, patch -p1)")
-    p.add_argument("bug")
-    p.add_argument("patch")
+    p.add_argument("bug", help="a bug id (kernel-gym list)")
+    p.add_argument("patch", help="the candidate: a unified diff file, applied with patch -p1")
     p.set_defaults(func=cmd_try)
     p = sub.add_parser("bench", help="reproduce every bug, then apply its fix")
-    p.add_argument("--tier", type=int)
-    p.add_argument("--patches", default="developer", choices=["developer", "none"])
-    p.add_argument("--json", help="write the rows here")
+    p.add_argument("--tier", type=int, help="only bugs of this tier (0: modules, 1: KASAN)")
+    p.add_argument(
+        "--patches",
+        default="developer",
+        choices=["developer", "none"],
+        help="developer: apply each bug's developer fix after its baseline (default); "
+        "none: baselines only",
+    )
+    p.add_argument("--json", help="write the rows here (JSON)")
     p.add_argument(
         "--executor",
         choices=["local", "slurm"],
         default="local",
         help="slurm: each baseline and fix is a job on the cluster of $SLURM_CONF",
     )
-    p.add_argument("--slurm-partition")
-    p.add_argument("--slurm-account")
+    p.add_argument("--slurm-partition", help="the partition to submit to (default: Slurm's)")
+    p.add_argument("--slurm-account", help="the account to charge (default: yours)")
     p.add_argument("--slurm-time", default="02:00:00", help="time limit per bug job")
     p.add_argument("--slurm-mem", help="memory per bug job, e.g. 8G")
     p.add_argument("--slurm-cpus", type=int, default=2, help="CPUs per bug job (default 2)")

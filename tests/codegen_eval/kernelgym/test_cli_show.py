@@ -1,0 +1,38 @@
+"""What `kernel-gym try` / `reproduce` print about a result: only what happened."""
+
+from __future__ import annotations
+
+from codegen_eval.kernelgym import cli
+from codegen_eval.kernelgym.scoring import Outcome, StepResult
+
+EXPECTED = "BUG: kernel NULL pointer dereference in kgym_null_lookup"
+
+
+def test_a_resolved_result_claims_no_title_match() -> None:
+    step = StepResult(Outcome.RESOLVED, None, EXPECTED, False, build_s=3.0, run_s=9.5,
+                      vm_status="stopped", completed_runs=3)  # fmt: skip
+    text = "\n".join(cli.describe_step(step))
+    assert "False" not in text and "match" not in text.replace("matches", "")
+    assert "crash seen: none in 3 run(s)" in text and "VM stopped" in text
+
+
+def test_a_failed_build_says_the_vm_never_booted() -> None:
+    step = StepResult(Outcome.BUILD_FAILED, None, EXPECTED, False, build_s=1.2)
+    text = "\n".join(cli.describe_step(step))
+    assert "None" not in text and "not booted (build_failed)" in text and "run " not in text
+
+
+def test_a_crash_says_whether_it_is_the_expected_one() -> None:
+    same = StepResult(Outcome.REPRODUCED, EXPECTED, EXPECTED, True, vm_status="crashed")
+    other = StepResult(Outcome.REPRODUCED, "WARNING in foo", EXPECTED, False, vm_status="crashed")
+    assert f"crash seen: {EXPECTED} (matches the expected title)" in cli.describe_step(same)
+    assert "crash seen: WARNING in foo (a DIFFERENT crash)" in cli.describe_step(other)
+
+
+def test_every_subcommand_argument_has_help() -> None:
+    parser = cli.build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    for name, sub in subparsers.choices.items():  # type: ignore[attr-defined]
+        for action in sub._actions:
+            if action.dest != "help":
+                assert action.help, f"kernel-gym {name}: {action.dest} has no help"
