@@ -26,7 +26,7 @@ CACHE_ENV = "CODEGEN_HPCK_CACHE"
 FAMILIES = ("shared", "mpi", "cuda")
 
 # Sources each build depends on (relative to the harness or problem directory).
-_HOST_SOURCES = ("host_main.c", "hpck.h", "hpck_proto.h", "execctl.h")
+_HOST_SOURCES = ("host_main.c", "hpck.h", "hpck_proto.h", "execctl.h", "census.h")
 _GUARD_SOURCES = ("guard.c", "hpck_proto.h", "nodump.c")
 _SHARED_C = ("confine.h", "siphash.h")
 _PROBLEM_HOST_SOURCES = ("problem.h", "reference.c")

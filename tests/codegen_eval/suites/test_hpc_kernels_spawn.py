@@ -18,8 +18,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from codegen_eval.types import Score
-from sandboxes import toolchains
+from codegen_eval.suites.hpc_kernels import hpc_kernels_task
+from codegen_eval.types import Candidate, Score
+from sandboxes import Limits, open_sandbox, toolchains
 
 from .hpck_helpers import sample_of, score
 
@@ -327,3 +328,18 @@ async def test_mpirun_ending_the_job_for_the_candidate_is_no_pass() -> None:
     sc = await score("axpy/mpi", ABORT_ZERO, 60)
     assert_not_pass(sc)
     assert sc.status == "fail", sc  # the candidate's doing, never an infra error
+
+
+@pytest.mark.filterwarnings("ignore:sandbox backend 'unsafe-local'")
+async def test_the_census_counts_only_its_own_exec_without_a_pid_namespace() -> None:
+    """`unsafe-local` gives an exec no PID namespace: another run's process of the same uid
+    is visible in /proc and must not make an honest candidate `tamper`."""
+    task = hpc_kernels_task(problems=["axpy"], variants=["mpi"], backend="unsafe-local", reps=2)
+    (s,) = task.dataset
+
+    async def bystander() -> None:
+        async with open_sandbox("unsafe-local") as sb:
+            await sb.exec(["sleep", "8"], limits=Limits(wall_s=20))
+
+    sc, _ = await asyncio.gather(task.scorer.score(s, Candidate(s.id, 0, s.target)), bystander())
+    assert sc.status == "pass", sc

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "census.h"
 #include "execctl.h"
 #include "siphash.h"
 
@@ -236,70 +237,21 @@ static void serve_exec(void) {
     if (r > 0) verdict("tamper", "exec_refused");
 }
 
-static pid_t ancestors[64];
-static int n_ancestors;
-
-static pid_t parent_of(pid_t pid) {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return 0;
-    ssize_t r = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (r <= 0) return 0;
-    buf[r] = 0;
-    char *rp = strrchr(buf, ')');
-    int ppid = 0;
-    if (!rp || sscanf(rp + 2, "%*c %d", &ppid) != 1) return 0;
-    return (pid_t)ppid;
-}
-
-/* The host's ancestors (the sandbox's init and launcher): read once, before any candidate
- * process exists, so a candidate cannot pose as one later. */
-static void find_ancestors(void) {
-    for (pid_t p = getppid(); p > 0 && n_ancestors < 64; p = parent_of(p))
-        ancestors[n_ancestors++] = p;
-}
-
-static int expected_process(pid_t pid) {
-    if (pid == getpid() || pid == child) return 1;
-    for (int i = 0; i < np; ++i)
-        if (gpid[i] == pid) return 1;
-    for (int i = 0; i < n_ancestors; ++i)
-        if (ancestors[i] == pid) return 1;
-    return 0;
-}
-
-static uid_t real_uid_of(pid_t pid) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "re");
-    unsigned uid = (unsigned)-1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "Uid: %u", &uid) == 1) break;
-    if (f) fclose(f);
-    return (uid_t)uid;
-}
-
-/* With every guest stopped: every process of our uid must be one we know (the launcher, the
- * admitted guests, ourselves, our ancestors). Anything else (a helper a trusted program
- * started for the candidate, a leftover of an exec that exec control refused) could act
- * outside the host's stop: tamper. Processes of other uids are the sandbox's, not the
- * candidate's (a candidate cannot change its uid). mpirun's own threads are not processes. */
+/* With every guest stopped: every process of our uid must be one we know. Anything else (a
+ * helper a trusted program started for the candidate, mpirun's child whose exec is still
+ * waiting on us) could act outside the host's stop: tamper. */
 static void census(void) {
-    DIR *d = opendir("/proc");
-    if (!d) fail_errno("census");
-    struct dirent *e;
-    const uid_t me = getuid();
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || expected_process((pid_t)pid)) continue;
-        if (real_uid_of((pid_t)pid) != me) continue;
-        closedir(d);
+    pid_t known[HPCK_MAXRANKS + 2];
+    int n = 0;
+    known[n++] = getpid();
+    known[n++] = child;
+    for (int i = 0; i < np; ++i) known[n++] = gpid[i];
+    pid_t stranger = census_stranger(known, n);
+    if (stranger < 0) fail_errno("census");
+    if (stranger > 0) {
+        DBG("unexpected process %d", (int)stranger);
         verdict("tamper", "unexpected_process");
     }
-    closedir(d);
 }
 
 /* Receive exactly one message of `want` bytes from connection i before the deadline. */
@@ -603,7 +555,7 @@ int main(int argc, char **argv) {
     if (a >= argc - 1 || np < 1 || np > HPCK_MAXRANKS || reps < 1 || !base_prog || !guard)
         verdict("error", "usage");
     deadline = now() + timeout_s;
-    find_ancestors();
+    census_init();
     int cand_np = np;
 
     /* 1. the baseline: our sequential reference, run as a guest through the very same
