@@ -62,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="suites with descriptions and sizes")
 
-    r = sub.add_parser("run", help="generate and score candidates")
+    # options show their defaults in --help ("(default: 0.8)")
+    r = sub.add_parser(
+        "run",
+        help="generate and score candidates",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     r.add_argument("--suite", action="append", default=[], help="suite name (repeatable)")
     r.add_argument("--humaneval", metavar="FILE", help="a HumanEval-style JSONL file as a suite")
     r.add_argument(
@@ -145,13 +150,25 @@ def build_parser() -> argparse.ArgumentParser:
         "(recorded in the log header)",
     )
     r.add_argument("--samples", help="JSONL of candidates for --solver file")
-    r.add_argument("--max-sandboxes", type=int, default=os.cpu_count() or 1)
-    r.add_argument("--max-generations", type=int, default=16)
+    r.add_argument(
+        "--max-sandboxes",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="candidates scored at once (default: the CPU count)",
+    )
+    r.add_argument(
+        "--max-generations",
+        type=int,
+        default=16,
+        help="model requests in flight at once (appl's per-model limits apply too)",
+    )
     r.add_argument("--limit", type=int, help="first L problems per suite (L >= 1)")
     r.add_argument("--filter", help="glob on whole problem ids, e.g. 'Prob00*'")
-    r.add_argument("--temperature", type=float, default=0.8)
-    r.add_argument("--max-tokens", type=int, default=1024)
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--temperature", type=float, default=0.8, help="sampling temperature")
+    r.add_argument("--max-tokens", type=int, default=1024, help="tokens per model answer")
+    r.add_argument(
+        "--seed", type=int, default=0, help="base seed of the requests (sample i asks seed+i)"
+    )
     r.add_argument("--log", help="run log path (default runs/<suites>-<time>.jsonl)")
     r.add_argument(
         "--resume",
@@ -213,18 +230,26 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: <log>.slurm next to the log)",
     )
     r.add_argument("--report", metavar="HTML", help="also write the HTML report here")
-    r.add_argument("--no-progress", action="store_true")
+    r.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar or periodic progress line on stderr",
+    )
 
     rep = sub.add_parser(
         "report", help="table and HTML report of a run log; several logs are compared side by side"
     )
-    rep.add_argument("logs", nargs="+", metavar="LOG")
-    rep.add_argument("-o", "--output", default="report.html")
-    rep.add_argument("-k", type=_parse_ks, default=None)
+    rep.add_argument("logs", nargs="+", metavar="LOG", help="run logs (JSONL); 2+ are compared")
+    rep.add_argument(
+        "-o", "--output", default="report.html", help="the HTML page (default: report.html)"
+    )
+    rep.add_argument(
+        "-k", type=_parse_ks, default=None, help="pass@k values (default: those of the run)"
+    )
 
     ex = sub.add_parser("export", help="a run log as parquet")
-    ex.add_argument("log")
-    ex.add_argument("--parquet", required=True, metavar="OUT")
+    ex.add_argument("log", help="a run log (JSONL)")
+    ex.add_argument("--parquet", required=True, metavar="OUT", help="the parquet file to write")
     return p
 
 
@@ -468,11 +493,9 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     try:
         result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
     except KeyboardInterrupt:
-        print(
-            f"\ninterrupted; finished candidates are in {log_path}; continue with:\n"
-            f"  {_resume_hint(log_path)}",
-            file=sys.stderr,
-        )
+        from codegen_eval.report import report_interrupted
+
+        report_interrupted(log_path, args.k, _resume_hint(log_path))
         return 130
     except RunAborted as exc:
         raise CliError(f"{exc}; fix it, then continue with: {_resume_hint(log_path)}") from None

@@ -21,6 +21,7 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from codegen_eval.budget import Budget, budget_html, budget_of, print_budget_table
@@ -249,7 +250,8 @@ def print_table(
     table.add_column("suite")
     table.add_column("language/variant")
     table.add_column("problems", justify="right")
-    table.add_column("n", justify="right")
+    # every candidate scored in the group (problems x samples), not -n (samples per problem)
+    table.add_column("candidates", justify="right")
     if any_skipped:
         table.add_column("skipped", justify="right")
     for k in ks:
@@ -326,8 +328,15 @@ def _esc(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _bar_chart(title: str, items: Sequence[tuple[str, float]], vmax: float | None = None) -> str:
-    """A horizontal bar chart as inline SVG."""
+def _bar_chart(
+    title: str,
+    items: Sequence[tuple[str, float]],
+    vmax: float | None = None,
+    *,
+    one_color: bool = False,
+) -> str:
+    """A horizontal bar chart as inline SVG: a colour per category, or one colour for the bins
+    of a histogram (where a colour per bar would suggest categories that are not there)."""
     if not items:
         return ""
     vmax = vmax or max((v for _, v in items), default=1.0) or 1.0
@@ -341,7 +350,7 @@ def _bar_chart(title: str, items: Sequence[tuple[str, float]], vmax: float | Non
     for i, (label, value) in enumerate(items):
         y = 26 + i * row_h
         w = max(0.0, min(1.0, value / vmax)) * bar_w
-        color = _COLORS[i % len(_COLORS)]
+        color = _COLORS[0 if one_color else i % len(_COLORS)]
         parts.append(f'<text x="4" y="{y + 13}" font-size="11">{_esc(label[:34])}</text>')
         parts.append(
             f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{row_h - 5}" fill="{color}"/>'
@@ -365,7 +374,7 @@ def _histogram(title: str, values: Sequence[float], bins: int = 10) -> str:
         (f"{lo + i * width:.2f}–{lo + (i + 1) * width:.2f}", float(c)) for i, c in enumerate(counts)
     ]
     med = statistics.median(values)
-    return _bar_chart(f"{title} (median {med:.2f}, n={len(values)})", items)
+    return _bar_chart(f"{title} (median {med:.2f}, n={len(values)})", items, one_color=True)
 
 
 def render_html(
@@ -445,18 +454,21 @@ def render_html(
     out.append("<h2>Failure classes</h2>")
     if not any(g.failure_details for g in summary if g.label == "(all)"):
         out.append('<p id="no-failures">No candidate failed.</p>')
-    out.append('<table id="failures"><thead><tr><th class="l">suite</th><th class="l">class</th>')
-    out.append('<th class="l">detail</th><th>count</th></tr></thead><tbody>')
-    for g in summary:
-        if g.label != "(all)":
-            continue
-        for cls_name, details in sorted(g.failure_details.items()):
-            for detail, count in details.most_common():
-                out.append(
-                    f'<tr><td class="l">{_esc(g.suite)}</td><td class="l">{_esc(cls_name)}</td>'
-                    f'<td class="l">{_esc(detail or "—")}</td><td>{count}</td></tr>'
-                )
-    out.append("</tbody></table>")
+    else:  # no empty table under "No candidate failed."
+        out.append('<table id="failures"><thead><tr><th class="l">suite</th>')
+        out.append('<th class="l">class</th><th class="l">detail</th><th>count</th></tr></thead>')
+        out.append("<tbody>")
+        for g in summary:
+            if g.label != "(all)":
+                continue
+            for cls_name, details in sorted(g.failure_details.items()):
+                for detail, count in details.most_common():
+                    out.append(
+                        f'<tr><td class="l">{_esc(g.suite)}</td>'
+                        f'<td class="l">{_esc(cls_name)}</td>'
+                        f'<td class="l">{_esc(detail or "—")}</td><td>{count}</td></tr>'
+                    )
+        out.append("</tbody></table>")
 
     out.append('<h2>Plots</h2><div class="plots">')
     sub = [g for g in summary if g.label != "(all)"] or list(summary)
@@ -520,3 +532,22 @@ def report_from_logs(
         log_ks.update(int(k) for k in contents.header.get("ks", [1]))
     use_ks = sorted(ks or log_ks or {1})
     return summarize(records, use_ks), use_ks, headers, excluded
+
+
+def report_interrupted(log_path: Path, ks: Sequence[int], resume_hint: str) -> None:
+    """After Ctrl-C: how many candidates were scored (read back from the log) and their
+    partial table, or that none was; then how to continue."""
+    from codegen_eval.log import read_log
+
+    try:
+        contents = read_log(log_path)
+    except (OSError, ValueError):
+        contents = None
+    scored = contents.score_records if contents is not None else []
+    if contents is not None and scored:
+        print(f"\ninterrupted: the partial results of {len(scored)} scored candidate(s):")
+        print_table(summarize(scored, ks), ks, contents.excluded)
+        where = f"they are in {log_path}"
+    else:
+        where = f"no candidate was scored yet (log: {log_path})"
+    print(f"\ninterrupted; {where}; continue with:\n  {resume_hint}", file=sys.stderr)

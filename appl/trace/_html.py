@@ -13,7 +13,15 @@ from typing import Any
 
 from appl.trace._chrome import Interval, assign_lanes
 from appl.trace._format import Trace
-from appl.trace._model import GenSpan, RunSpan, StepSpan, TraceView, build_view, planner_lines
+from appl.trace._model import (
+    GenSpan,
+    RunSpan,
+    StepSpan,
+    TraceView,
+    build_view,
+    money,
+    planner_lines,
+)
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2430;background:#f6f7f9}
@@ -144,7 +152,7 @@ def _call(gen: GenSpan) -> str:
     p, c = gen.tokens
     resp = gen.response or {}
     meta = (
-        f"{gen.duration:.3f}s · {p}+{c} tokens · ${gen.cost:.5f} · retries "
+        f"{gen.duration:.3f}s · {p}+{c} tokens · {money(gen.cost)} · retries "
         f"{resp.get('retries', 0)} · site {escape(str(gen.call.get('site')))}"
     )
     body = [f'<div class="dim">{meta}</div>', "<h4>Prompt</h4>", _messages(gen.request)]
@@ -194,7 +202,7 @@ def render_html(trace: Trace) -> str:
         parts.append(
             f"<tr><td>{escape(run.run_id)}</td><td>{escape(run.function)}</td>"
             f"<td>{run.duration:.3f}s</td><td>{len(run.gens)}</td><td>{tokens}</td>"
-            f"<td>${sum(g.cost for g in run.gens):.5f}</td><td>{escape(status)}</td></tr>"
+            f"<td>{money(sum(g.cost for g in run.gens))}</td><td>{escape(status)}</td></tr>"
         )
     parts.append("</table>")
     for run in view.runs:

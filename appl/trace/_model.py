@@ -299,3 +299,9 @@ def planner_lines(run: RunSpan) -> list[tuple[float, str]]:
         out.append((step.start, text))
     out.sort(key=lambda item: item[0])
     return out
+
+
+def money(cost: float) -> str:
+    """A cost for views: "$0.01234", or "no price" when nothing was charged (a model with no
+    price in its config, a local model, a replay): "$0.00000" read as a measured zero."""
+    return f"${cost:.5f}" if cost > 0 else "no price"

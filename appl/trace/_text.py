@@ -11,7 +11,15 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from appl.trace._format import Trace
-from appl.trace._model import FuncSpan, GenSpan, RunSpan, TraceView, build_view, planner_lines
+from appl.trace._model import (
+    FuncSpan,
+    GenSpan,
+    RunSpan,
+    TraceView,
+    build_view,
+    money,
+    planner_lines,
+)
 from appl.trace._replay import request_lines, run_name
 
 
@@ -83,7 +91,7 @@ def render_tree(view: TraceView) -> Tree:
         status = {True: "[green]ok[/]", False: "[bold red]failed[/]", None: "[yellow]unfinished[/]"}
         line = (
             f"run [bold]{escape(run.function)}[/] ({run.run_id}) {run.duration:.3f}s "
-            f"{status[run.ok]}  {len(run.gens)} model calls  {p}+{c} tok  ${cost:.5f}"
+            f"{status[run.ok]}  {len(run.gens)} model calls  {p}+{c} tok  {money(cost)}"
         )
         if run.error:
             line += f"  [red]{escape(_preview(run.error, 100))}[/]"

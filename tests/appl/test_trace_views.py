@@ -15,6 +15,7 @@ from rich.console import Console
 from appl import gen, ppl
 from appl.testing import Rule
 from appl.trace import read_trace, recording
+from appl.trace._html import render_html
 from appl.trace._text import diff_traces, show
 from appl.trace.cli import main as trace_cli
 
@@ -186,3 +187,23 @@ def test_the_appl_console_script_has_the_trace_commands(trace_file: Path, tmp_pa
 
     assert appl_main(["trace", "export", str(trace_file), "--chrome", str(out)]) == 0
     assert json.loads(out.read_text())["traceEvents"]
+
+
+async def test_a_model_with_no_price_shows_no_price_not_a_zero(scripted, tmp_path: Path) -> None:
+    scripted([Rule(reply="free")])  # no price configured
+    path = tmp_path / "free.jsonl"
+
+    @ppl
+    async def ask() -> str:
+        """Doc."""
+        "hello"
+        return await gen()
+
+    with recording(path):
+        assert await ask() == "free"
+    console = Console(record=True, width=200)
+    show(read_trace(path), console)
+    text = console.export_text()
+    assert "no price" in text and "$0.00000" not in text
+    page = render_html(read_trace(path))
+    assert "no price" in page and "$0.00000" not in page

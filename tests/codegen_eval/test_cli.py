@@ -137,7 +137,9 @@ def test_run_report_export_end_to_end(tmp_path: Path) -> None:
     parser.feed(page)
     parser.close()
     assert parser.stack == [] and parser.svgs >= 2
-    assert {"results", "failures", "excluded"} <= set(parser.tables)
+    assert {"results", "excluded"} <= set(parser.tables)
+    # every candidate passed: the page says so, with no empty failures table under it
+    assert 'id="no-failures"' in page and "failures" not in parser.tables
     assert "tiny-c" in page and "c/serial" in page and "1.000" in page
 
     cli("export", str(log), "--parquet", str(pq))
@@ -186,12 +188,15 @@ def test_resume_after_kill_scores_each_candidate_once(tmp_path: Path, sig: int) 
     )
     _wait_for_scores(proc, log, 4)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)
     first = read_log(log)
     assert 4 <= len(first.scores) < copies * n, "the run was not interrupted mid-way"
     if sig == signal.SIGINT:
         assert proc.returncode == 130
         assert first.ends and first.ends[-1]["interrupted"] is True
+        # how many were scored, and their partial table
+        assert f"partial results of {len(first.scores)} scored candidate(s)" in out, out
+        assert "tiny-c" in out
         hint = _printed_hint(err)
         assert hint == ["codegen-eval", "run", "--resume", "--log", str(log)]
     else:

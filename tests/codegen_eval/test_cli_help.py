@@ -1,0 +1,28 @@
+"""`codegen-eval --help` pages: every option says what it does, and its default."""
+
+from __future__ import annotations
+
+import argparse
+
+from codegen_eval import cli
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_option_has_help() -> None:
+    for name, parser in _subcommands().items():
+        for action in parser._actions:
+            if action.dest != "help":
+                assert action.help, f"codegen-eval {name}: {action.dest} has no help"
+
+
+def test_run_help_shows_the_defaults() -> None:
+    text = _subcommands()["run"].format_help()
+    flat = " ".join(text.split())
+    for option, default in [("--temperature", "0.8"), ("--max-tokens", "1024"), ("-n", "1")]:
+        assert option in flat
+        assert f"(default: {default})" in flat, option
