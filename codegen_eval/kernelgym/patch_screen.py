@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-__all__ = ["patch_names", "screen_patch"]
+__all__ = ["DETECTOR_PATHS", "patch_names", "screen_detectors", "screen_patch"]
 
 ALLOWED_SUFFIXES = (".c", ".h")
 # Directories whose sources become programs the build host runs (fixdep, modpost, objtool,
@@ -179,4 +179,40 @@ def screen_patch(patch_text: str) -> str | None:
         why = _path_problem(name)
         if why:
             return f"patch refused: {why}"
+    return None
+
+
+# Kernel sources that decide what the verdict sees: the detectors that turn a bug into a
+# report (KASAN, KFENCE, UBSAN, lockup and hang detectors, BUG/WARN, oops and panic), the
+# channels the report and the run markers travel (printk and its formatting, the tty and
+# serial drivers), and how /init runs the reproducer and ends the boot (exec, exit, signals,
+# reboot, early init). A kernel-tree candidate that changes one of them can make any bug go
+# quiet without touching it ("return early in kasan_report"), with no new import for the
+# object screen to find. A bug whose own fix changes such a file exempts that file.
+DETECTOR_PATHS = (
+    "mm/kasan/", "mm/kfence/", "mm/kmsan/", "kernel/kcsan/", "lib/ubsan.c", "lib/ubsan.h",
+    "kernel/watchdog.c", "kernel/watchdog_hld.c", "kernel/hung_task.c", "kernel/panic.c",
+    "lib/bug.c", "lib/list_debug.c", "lib/refcount.c", "lib/dump_stack.c",
+    "arch/x86/kernel/traps.c", "arch/x86/kernel/dumpstack", "arch/x86/mm/fault.c",
+    "arch/x86/kernel/reboot.c", "kernel/reboot.c", "kernel/printk/", "lib/vsprintf.c",
+    "drivers/tty/", "fs/exec.c", "fs/binfmt_", "kernel/exit.c", "kernel/signal.c", "init/",
+    "include/linux/kasan", "include/linux/kfence.h", "include/linux/printk.h",
+    "include/linux/bug.h", "include/asm-generic/bug.h", "arch/x86/include/asm/bug.h",
+    "include/linux/panic.h", "include/linux/list.h", "include/linux/refcount.h",
+)  # fmt: skip
+
+
+def screen_detectors(patch_text: str, exempt: list[str] | tuple[str, ...] = ()) -> str | None:
+    """For kernel-tree candidates: None unless the patch changes a file of DETECTOR_PATHS
+    that is not in `exempt` (the files the bug's own fix changes)."""
+    names, _, _ = patch_names(patch_text)
+    for name in names:
+        if name == "/dev/null":
+            continue
+        path = _strip_component(name)
+        if path.startswith(DETECTOR_PATHS) and path not in exempt:
+            return (
+                f"patch refused: {path}: the kernel's crash detectors and the run's channels "
+                "are not the candidate's to change (docs/kernel-gym.md, What a patch is made of)"
+            )
     return None

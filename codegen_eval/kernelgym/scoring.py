@@ -38,7 +38,7 @@ from codegen_eval.kernelgym.kbench import (
     kbench_inputs,
     missing_tree_error,
 )
-from codegen_eval.kernelgym.patch_screen import screen_patch
+from codegen_eval.kernelgym.patch_screen import screen_detectors, screen_patch
 from codegen_eval.kernelgym.records import BugRecord
 from codegen_eval.kernelgym.runner import (
     FUNCTION_BROKEN_RC,
@@ -229,6 +229,8 @@ class Scorer:
         """(result, kernel, module) for `bug` with candidate `patch` (may be empty)."""
         kind, tier = bug.kind, bug.tier
         refused = screen_patch(patch)
+        if not refused and kind in ("tree", "kbench"):
+            refused = screen_detectors(patch, bug.modified_files)
         if refused:  # once for every kind; KernelTree takes trusted inject patches beside it
             return BuildResult(BuildStatus.PATCH_APPLY_FAILED, refused), None, None
         if kind == "module" and tier == 0:

@@ -118,3 +118,46 @@ def test_each_form_patch_acts_on_is_refused(tmp_path: Path, patch: str, what: st
 def test_c_only_forms_pass(tmp_path: Path, patch: str) -> None:
     assert screen_patch(patch) is None
     assert _non_c_changes(tmp_path, patch) == []
+
+
+def _tree_patch(path: str) -> str:
+    return f"--- a/{path}\n+++ b/{path}\n@@ -1 +1,2 @@\n x\n+y\n"
+
+
+# A tree candidate that silences the detector instead of fixing the bug: no new import, no
+# instruction for the object screen; kasan_report returning early hides every KASAN report.
+@pytest.mark.parametrize(
+    "path",
+    ["mm/kasan/report.c", "kernel/printk/printk.c", "kernel/watchdog.c", "kernel/hung_task.c",
+     "drivers/tty/serial/8250/8250_port.c", "fs/exec.c", "include/linux/kasan.h",
+     "arch/x86/mm/fault.c", "kernel/panic.c", "lib/list_debug.c"],
+)  # fmt: skip
+def test_tree_candidates_may_not_change_the_detectors_or_channels(path: str) -> None:
+    from codegen_eval.kernelgym.patch_screen import screen_detectors
+
+    reason = screen_detectors(_tree_patch(path))
+    assert reason is not None and path in reason
+    assert screen_detectors(_tree_patch(path), exempt=[path]) is None  # the bug's own file
+    assert screen_detectors(_tree_patch("kernel/groups.c")) is None
+
+
+async def test_the_scorer_refuses_a_silenced_detector_before_building() -> None:
+    from codegen_eval.kernelgym import Scorer
+    from codegen_eval.kernelgym.records import bundled_bug
+
+    bug = bundled_bug("t1-tree-groups-oob")
+    silence = "--- a/mm/kasan/report.c\n+++ b/mm/kasan/report.c\n@@ -1 +1,2 @@\n x\n+y\n"
+    result, kernel, _ = Scorer().build(bug, silence)
+    assert result.status.value == "patch_apply_failed" and kernel is None
+    assert "mm/kasan/report.c" in result.log
+    # Every bundled fix passes, with the files its record names as its own.
+    from codegen_eval.kernelgym import bundled_bugs
+
+    for b in bundled_bugs():
+        assert screen_detectors_for(b) is None, b.id
+
+
+def screen_detectors_for(bug) -> str | None:  # type: ignore[no-untyped-def]
+    from codegen_eval.kernelgym.patch_screen import screen_detectors
+
+    return screen_detectors(bug.developer_patch, bug.modified_files)
