@@ -34,7 +34,9 @@ def _host_key() -> str:
         ).stdout.splitlines()[0]
     except (OSError, IndexError, subprocess.TimeoutExpired):
         version = "unknown"
-    return f"{version}|{platform.release()}|kvm={os.path.exists('/dev/kvm')}"
+    # "confined": measured with QEMU in its sandbox (confine.py); older entries measured a
+    # bare QEMU, which may have had /dev/kvm when the sandboxed one has not.
+    return f"{version}|{platform.release()}|kvm={os.path.exists('/dev/kvm')}|confined"
 
 
 async def _probe(kernel: str | os.PathLike[str], accel: str, wall_s: float) -> float | None:
