@@ -160,6 +160,7 @@ async def test_every_tier0_fix_passes_the_object_screen(scorer: Scorer, bug: Bug
     assert await scorer.check_build(bug, bug.developer_patch) is None
 
 
+@pytest.mark.slow
 async def test_printed_markers_are_no_markers(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The second layer, with the object screen out of the way: the forging module is built
     and booted directly. It reads the nonce and prints every marker through printk, which
