@@ -15,6 +15,7 @@ Reasoning blocks (<think>...</think>) are removed first so code inside them is n
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -29,15 +30,17 @@ LANGUAGE_ALIASES: dict[str, frozenset[str]] = {
     "python": frozenset({"python", "py", "python3"}),
 }
 
-_FENCE = re.compile(
-    r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^[ \t]*(?P=fence)[ \t]*$",
-    re.MULTILINE | re.DOTALL,
-)
-_OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n`]*)\n", re.MULTILINE)
+# Every pattern here is matched against one line at a time or has no nested or lazy repeat
+# over the whole reply: a reply is model output (hostile in effect), and the former
+# whole-text patterns (a lazy body up to a back-referenced closing fence) took 147 s on 150 KB
+# of unclosed fences.
+_OPEN_LINE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*([^\n`]*)")
+_CLOSE_LINE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*")
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.DOTALL | re.IGNORECASE)
-_MODULE = re.compile(r"^\s*module\b.*?^\s*endmodule\b", re.MULTILINE | re.DOTALL)
+_MODULE_LINE = re.compile(r"^[ \t]*module\b", re.MULTILINE)
+_ENDMODULE_LINE = re.compile(r"^[ \t]*endmodule\b", re.MULTILINE)
 _C_LIKE_START = re.compile(
-    r"^\s*(#\s*(include|define|pragma|if)|(static\s+|inline\s+|extern\s+|const\s+|unsigned\s+)*"
+    r"^[ \t]*(#\s*(include|define|pragma|if)|(static\s+|inline\s+|extern\s+|const\s+|unsigned\s+)*"
     r"(void|int|long|float|double|char|bool|size_t|auto|template|struct|class|namespace|using|"
     r"__global__|__device__)\b)",
     re.MULTILINE,
@@ -71,7 +74,7 @@ def extract_code(reply: str, language: str | None = None) -> Extraction:
     lang = (language or "").lower()
     wanted = LANGUAGE_ALIASES.get(lang, frozenset({lang}) if lang else frozenset())
 
-    blocks = [(_tag(m["info"]), m["body"]) for m in _FENCE.finditer(text)]
+    blocks, unterminated = _fenced_blocks(text)
     blocks = [(t, b) for t, b in blocks if b.strip()]
     tagged = [b for t, b in blocks if t and t in wanted]
     if tagged:
@@ -86,11 +89,8 @@ def extract_code(reply: str, language: str | None = None) -> Extraction:
     if blocks:
         return Extraction("", "no_code", "", "only shell/output blocks in the reply")
 
-    opened = list(_OPEN_FENCE.finditer(text))
-    if opened:
-        body = text[opened[-1].end() :]
-        if body.strip():
-            return Extraction(_clean(body), "ok", "unterminated")
+    if unterminated is not None and unterminated.strip():
+        return Extraction(_clean(unterminated), "ok", "unterminated")
 
     bare = _bare_code(text, lang)
     if bare:
@@ -98,11 +98,65 @@ def extract_code(reply: str, language: str | None = None) -> Extraction:
     return Extraction("", "no_code", "", "no fenced block and nothing that looks like code")
 
 
+def _fenced_blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
+    """([(tag, body)] of the closed fenced blocks, the text after the last opening fence line
+    when the reply has no closed block). A block opens on a line of 3+ backticks or tildes plus
+    an info string and closes at the first later line holding exactly the same fence; an
+    opening that is never closed is skipped (its later lines may open other blocks). Linear:
+    closing lines are indexed per fence, and each opening finds its closing by bisection."""
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    closers: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        if (m := _CLOSE_LINE.fullmatch(line)) is not None:
+            closers.setdefault(m.group(1), []).append(i)
+    openers = [_OPEN_LINE.fullmatch(line) for line in lines[:-1]]  # each ends with a newline
+    blocks: list[tuple[str, str]] = []
+    i = 0
+    while i < len(openers):
+        m = openers[i]
+        if m is None:
+            i += 1
+            continue
+        candidates = closers.get(m.group(1), [])
+        k = bisect.bisect_right(candidates, i)
+        if k == len(candidates):  # never closed: try the next line
+            i += 1
+            continue
+        end = candidates[k]
+        body = text[starts[i + 1] : starts[end]]
+        blocks.append((_tag(m.group(2)), body))
+        i = end + 1
+    # an unterminated reply: what follows the last line that could open a fence (a closing
+    # line included: "```" alone opens as well as closes)
+    last_open = next((j for j in range(len(openers) - 1, -1, -1) if openers[j] is not None), None)
+    after = text[starts[last_open + 1] :] if last_open is not None else None
+    return blocks, after
+
+
+def _module_spans(text: str) -> list[str]:
+    """Each `module ... endmodule` span: from a line starting with `module` to the first later
+    line starting with `endmodule`, the next span searched after it (linear, by bisection)."""
+    ends = [m.start() for m in _ENDMODULE_LINE.finditer(text)]
+    spans: list[str] = []
+    position = 0
+    for m in _MODULE_LINE.finditer(text):
+        if m.start() < position:
+            continue
+        k = bisect.bisect_right(ends, m.end())
+        if k == len(ends):
+            break
+        stop = ends[k] + text[ends[k] :].index("endmodule") + len("endmodule")
+        spans.append(text[m.start() : stop])
+        position = stop
+    return spans
+
+
 def _bare_code(text: str, lang: str) -> str:
     if lang in {"verilog", "systemverilog"} or (not lang and "endmodule" in text):
-        modules = _MODULE.findall(text)
-        spans = [m.group(0) for m in _MODULE.finditer(text)]
-        return "\n\n".join(spans) if modules else ""
+        return "\n\n".join(_module_spans(text))
     if lang == "python":
         m = _PY_START.search(text)
         return text[m.start() :] if m else ""
