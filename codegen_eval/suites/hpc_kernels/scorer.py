@@ -8,7 +8,9 @@ the repetition on its own clock from SIGCONT to the last "done", checks the outp
 own reference, and tags its one verdict line with a key that only this scorer and the host
 hold. The host, the guard (the seccomp filter that keeps candidate processes from forking or
 signalling anyone but themselves) and the no-dump library are built from our sources into a
-directory the sandbox sees read-only. Nothing a candidate prints or writes is believed.
+directory the sandbox sees read-only. The host also decides every exec in the tree it
+launches (mpirun included: nothing it spawns for a candidate runs unguarded) and counts the
+processes at every stop. Nothing a candidate prints or writes is believed.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ host, which then finds correct outputs. Before the fix this passed at 8-86x (hon
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 from collections.abc import Sequence
 
 import pytest
@@ -343,3 +346,62 @@ async def test_the_census_counts_only_its_own_exec_without_a_pid_namespace() -> 
 
     sc, _ = await asyncio.gather(task.scorer.score(s, Candidate(s.id, 0, s.target)), bystander())
     assert sc.status == "pass", sc
+
+
+# A right answer, plus a thread that spins forever: harmless while the host holds the process
+# stopped, unless someone else continues it.
+SPINNER = r"""
+#include <pthread.h>
+static void *spin(void *arg) { for (volatile unsigned long i = 0;; ++i) (void)arg; return 0; }
+void axpy(long n, double a, const double *x, double *y) {
+    static int started;
+    if (!started) { pthread_t t; started = pthread_create(&t, 0, spin, 0) == 0; }
+    for (long i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def _descendants_named(comm: str, root: int) -> list[int]:
+    """Pids of processes called `comm` below `root` (this test's own sandboxes only)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/comm") as f:
+                if f.read().strip() != comm:
+                    continue
+            pid = int(entry)
+            while pid > 1 and pid != root:
+                with open(f"/proc/{pid}/stat") as f:
+                    pid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if pid == root:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.slow
+async def test_a_guest_continued_while_the_host_holds_it_is_tamper() -> None:
+    """Whoever continues a guest while the host holds it stopped (mpirun asked to, or any
+    other process that could signal it) lets it run outside every window: the host compares
+    each guest's CPU time from its confirmed stop to its next SIGCONT. Here the test itself,
+    from outside the sandbox, plays the one that sends SIGCONT."""
+    stop = asyncio.Event()
+
+    async def keep_continuing() -> None:
+        while not stop.is_set():
+            for pid in _descendants_named("prog", os.getpid()):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGCONT)
+            await asyncio.sleep(0.002)
+
+    poker = asyncio.create_task(keep_continuing())
+    try:
+        sc = await score("axpy/openmp", SPINNER, 60)
+    finally:
+        stop.set()
+        await poker
+    assert_not_pass(sc)
+    assert sc.failure_class == "tamper:ran_while_stopped", sc

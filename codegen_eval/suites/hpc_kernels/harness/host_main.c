@@ -164,15 +164,21 @@ static int proc_stopped(pid_t pid) {
     return any ? all : -1;
 }
 
-/* Wait until every guest is stopped (by us, or by its own guard before it execs). */
-static void wait_stopped(void) {
+/* Wait until every guest is stopped (by us, or by its own guard before it execs). `resend`:
+ * stop again, every millisecond, a guest that is not: something else may have continued it
+ * (never for the guards, whose own raise(SIGSTOP) a second stop would outlive). */
+static void wait_stopped(int resend) {
+    double next_resend = now() + 1e-3;
     for (;;) {
         int all = 1;
+        const int again = resend && now() > next_resend;
         for (int i = 0; i < np; ++i) {
             int s = proc_stopped(gpid[i]);
             if (s < 0) verdict("crash", "guest_%d_gone", i);
             if (!s) all = 0;
+            if (!s && again) kill(gpid[i], SIGSTOP);
         }
+        if (again) next_resend = now() + 1e-3;
         if (all) return;
         if (now() > deadline) verdict("timeout", "guests_did_not_stop");
         struct pollfd p = {notify_fd, POLLIN, 0};
@@ -187,10 +193,25 @@ static void signal_stop_all(void) {
         if (kill(gpid[i], SIGSTOP) != 0) verdict("crash", "guest_%d_gone", i);
 }
 
+/* CPU time of each guest when its stop was confirmed. While the host holds the guests
+ * stopped (checking, writing inputs) none may run: a SIGCONT from anyone but us (mpirun
+ * forwarding one, a command forged to it) would let a lazy candidate finish its work there.
+ * The slack covers a stopping thread's last microseconds, which /proc can show as 'T'
+ * before the kernel has accounted them. */
+static unsigned long long ran_ns[HPCK_MAXRANKS];
+#define HPCK_STOPPED_SLACK_NS 200000ull
+
 static void stop_all(void) {
     signal_stop_all();
-    wait_stopped();
+    wait_stopped(1);
     census();
+    for (int i = 0; i < np; ++i) ran_ns[i] = census_run_ns(gpid[i]);
+}
+
+static void check_still_stopped(void) {
+    for (int i = 0; i < np; ++i)
+        if (census_run_ns(gpid[i]) > ran_ns[i] + HPCK_STOPPED_SLACK_NS)
+            verdict("tamper", "ran_while_stopped");
 }
 
 static void cont_all(void) {
@@ -370,7 +391,7 @@ static void admit_guards(int ls) {
     exec_phase = EXEC_GUARDS; /* from now on: one exec per admitted guard, nothing else */
     /* each guard stops itself right after its hello; sending SIGSTOP here instead would
      * race with that raise() and could leave a guard stopped for good */
-    wait_stopped();
+    wait_stopped(0);
     cont_all();
 }
 
@@ -458,7 +479,10 @@ static void check_outputs(int rep) {
         add_field(" fault=host");
         verdict("error", "%s", detail[0] ? detail : "check_failed");
     }
-    if (ok != 1) verdict("wrong", "%s_rep_%d", detail[0] ? detail : "mismatch", rep + 1);
+    if (ok != 1) {
+        check_still_stopped(); /* wrong because someone let it run while we read? tamper */
+        verdict("wrong", "%s_rep_%d", detail[0] ? detail : "mismatch", rep + 1);
+    }
 }
 
 /* One phase: start LAUNCH (np guests through the guard), run `reps` timed repetitions with
@@ -480,6 +504,7 @@ static double run_phase(char **launch_argv, const char *nodump, const char *what
         hpck_generate(fresh_seed());
         distribute();
         for (int i = 0; i < np; ++i) send_msg(i, HPCK_GO, (uint32_t)k);
+        check_still_stopped();
         double t0 = now();
         cont_all();
         for (int i = 0; i < np; ++i) {
@@ -499,6 +524,7 @@ static double run_phase(char **launch_argv, const char *nodump, const char *what
     }
     stop_all();
     check_outputs(reps - 1);
+    check_still_stopped();
     add_field(" %s_mean_s=%.9g %s_windows=%s", what, sum / reps, what, windows);
 
     /* Nothing may start any more: with the listener closed, every exec anywhere in the tree
