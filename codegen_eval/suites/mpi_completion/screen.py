@@ -36,14 +36,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from codegen_eval.suites._cexpr import Expr, ExprPolicy, parse_expression
 from codegen_eval.suites._cscreen import (
-    Expr,
-    ExprPolicy,
     Forbidden,
     ProgramNames,
     ScreenSyntaxError,
     Token,
-    parse_expression,
     program_names,
     reject_side_effects,
     split_top,

@@ -37,14 +37,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from codegen_eval.suites._cexpr import Expr, ExprPolicy, parse_expression
 from codegen_eval.suites._cscreen import (
-    Expr,
-    ExprPolicy,
     Forbidden,
     ProgramNames,
     ScreenSyntaxError,
     Token,
-    parse_expression,
     reject_side_effects,
     split_top,
     strip_comments,

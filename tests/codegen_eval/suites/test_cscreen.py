@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from codegen_eval.suites._cexpr import ExprPolicy, parse_expression
 from codegen_eval.suites._cscreen import (
-    ExprPolicy,
     Forbidden,
     ScreenSyntaxError,
-    parse_expression,
     program_names,
     strip_comments,
     tokenize,
