@@ -240,7 +240,7 @@ def test_a_limited_run_counts_no_exclusions_it_never_selected(
     assert len([r for r in records if r["type"] == "score"]) == 2
     assert not [r for r in records if r["type"] == "excluded"]
     assert "upstream-comparable" not in flat and "over all" not in flat
-    assert cli.main(["report", str(log)]) == 0
+    assert cli.main(["report", str(log), "-o", str(tmp_path / "r.html")]) == 0
     assert "upstream-comparable" not in " ".join(capsys.readouterr().out.split())
 
 
