@@ -60,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plugin", action="append", default=[], help="import MODULE to register suites")
     sub = p.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("list", help="suites with descriptions and sizes")
+    ls = sub.add_parser("list", help="suites with sizes; `list SUITE` lists its problem ids")
+    ls.add_argument("suite", nargs="?", help="a suite name: list its problems")
+    ls.add_argument("--filter", help="glob on whole problem ids, as in `run --filter`")
 
     # options show their defaults in --help ("(default: 0.8)")
     r = sub.add_parser(
@@ -253,9 +255,14 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def cmd_list() -> int:
+def cmd_list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+
+    if args.suite:
+        from codegen_eval.report import problem_listing
+
+        return problem_listing(args.suite, args.filter)
 
     table = Table(title="codegen-eval suites")
     for col in ("suite", "problems", "description"):
@@ -572,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plugins = load_plugins(args.plugin)
         if args.command == "list":
-            return cmd_list()
+            return cmd_list(args)
         if args.command == "run":
             from codegen_eval.run_options import explicit_dests
 

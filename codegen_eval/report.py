@@ -551,3 +551,40 @@ def report_interrupted(log_path: Path, ks: Sequence[int], resume_hint: str) -> N
     else:
         where = f"no candidate was scored yet (log: {log_path})"
     print(f"\ninterrupted; {where}; continue with:\n  {resume_hint}", file=sys.stderr)
+
+
+def problem_listing(suite: str, pattern: str | None = None) -> int:
+    """`codegen-eval list SUITE`: the suite's problem ids (what --filter matches) with the first
+    line of each prompt, and how the ids are grouped ("9 kernels x 5 variants")."""
+    import fnmatch
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from codegen_eval.registry import UnknownSuiteError, get_suite
+
+    try:
+        task = get_suite(suite)
+    except UnknownSuiteError as exc:
+        print(f"codegen-eval: error: {exc}", file=sys.stderr)
+        return 1
+    samples = [s for s in task.dataset if not pattern or fnmatch.fnmatchcase(s.id, pattern)]
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    table = Table(title=f"{suite}: problems", show_lines=False)
+    table.add_column("id", no_wrap=True, overflow="fold")  # ids are never cut
+    table.add_column("prompt (first line)")
+    for s in samples:
+        first = next((ln.strip() for ln in str(s.input).splitlines() if ln.strip()), "")
+        table.add_row(s.id, first[:100])
+    console.print(table)
+    groups = Counter(s.id.split("/", 1)[0] for s in samples if "/" in s.id)
+    variants = {s.id.split("/", 1)[1] for s in samples if "/" in s.id}
+    shape = ""
+    if groups and len(groups) * len(variants) == len(samples):
+        shape = (
+            f" ({len(groups)} kernels x {len(variants)} variants: {', '.join(sorted(variants))})"
+        )
+    excluded = task.metadata.get("excluded") or {}
+    more = f"; {len(excluded)} excluded (reasons in a run's table)" if excluded else ""
+    console.print(f"{len(samples)} problems{shape}{more}; select with --filter GLOB")
+    return 0

@@ -26,3 +26,16 @@ def test_run_help_shows_the_defaults() -> None:
     for option, default in [("--temperature", "0.8"), ("--max-tokens", "1024"), ("-n", "1")]:
         assert option in flat
         assert f"(default: {default})" in flat, option
+
+
+def test_list_suite_shows_every_problem_id_whole(capsys) -> None:
+    assert cli.main(["list", "hpc-kernels"]) == 0
+    out = capsys.readouterr().out
+    assert "histogram/mpi-openmp" in out and "axpy/serial" in out
+    assert "45 problems (9 kernels x 5 variants" in " ".join(out.split())
+    assert cli.main(["list", "omp-pragma", "--filter", "*atomic*"]) == 0
+    out = capsys.readouterr().out
+    ids = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert ids and all("atomic" in i for i in ids)
+    assert cli.main(["list", "nosuch"]) == 1
+    assert "unknown suite 'nosuch'" in capsys.readouterr().err
