@@ -22,7 +22,15 @@ from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 from codegen_eval.kernelgym.runner import RunConfig
 from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, bench_row
 
-console = Console()
+# Not a terminal (a pipe, a file): rich would cut tables at 80 columns, where bug ids such
+# as t0-hung-task and t0-null-deref could no longer be told apart.
+console = Console(width=None if sys.stdout.isatty() else 200)
+
+
+def _progress(text: str) -> None:
+    """One line per finished step on stderr, flushed: a bench into a file or a pipe is never
+    silent for minutes."""
+    print(f"kernel-gym: {text}", file=sys.stderr, flush=True)
 
 
 def _bugs(args: argparse.Namespace) -> list[BugRecord]:
@@ -121,18 +129,23 @@ async def bench(
 ) -> list[dict[str, Any]]:
     """Per bug: the unpatched baseline, then (patches=developer) the developer fix."""
     rows: list[dict[str, Any]] = []
-    for bug in bugs:
+    for i, bug in enumerate(bugs, 1):
+        where = f"[{i}/{len(bugs)}] {bug.id}"
+        _progress(f"{where}: building and booting the unpatched kernel")
         t0 = time.monotonic()
         try:
             base = await scorer.score(bug, "")
         except BugSetupError as exc:  # one bug that cannot run does not stop the bench
             rows.append(bench_row(bug, error=str(exc), unsupported=isinstance(exc, UnsupportedBug)))
+            _progress(f"{where}: cannot run: {exc}")
             continue
+        _progress(f"{where}: baseline {base.outcome} ({time.monotonic() - t0:.0f} s)")
         row = bench_row(bug, base)
         if patches == "developer":
             fixed = await scorer.score(bug, bug.developer_patch)
             row["patched"] = fixed.to_dict()
             row["resolved"] = fixed.outcome is Outcome.RESOLVED
+            _progress(f"{where}: developer fix {fixed.outcome} ({time.monotonic() - t0:.0f} s)")
         row["total_s"] = time.monotonic() - t0
         rows.append(row)
     return rows
@@ -140,7 +153,8 @@ async def bench(
 
 def bench_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="kernel-gym bench")
-    for col in ("bug", "baseline", "title ok", "build s", "run s", "patched", "build s", "run s"):
+    table.add_column("bug", no_wrap=True)  # ids are never cut
+    for col in ("baseline", "title ok", "build s", "run s", "patched", "build s", "run s"):
         table.add_column(col)
     for r in rows:
         if "error" in r:

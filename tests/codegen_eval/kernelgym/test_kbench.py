@@ -156,8 +156,24 @@ def test_cli_errors_name_the_option(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "unsupported" in out
 
 
-async def test_bench_reports_unrunnable_bugs_as_rows() -> None:
+async def test_bench_reports_unrunnable_bugs_as_rows(capsys: pytest.CaptureFixture[str]) -> None:
     bug = load_record(SAMPLE)
     rows = await bench([bug], Scorer())
     assert rows[0]["error"].count("--linux-tree") == 1
     assert rows[0]["unsupported"] is False and rows[0]["reproduced"] is False
+    # progress on stderr as each step ends, naming the bug: a bench into a file is not silent
+    err = capsys.readouterr().err
+    assert f"[1/1] {bug.id}: building and booting" in err and f"{bug.id}: cannot run" in err
+
+
+def test_the_bench_table_never_cuts_a_bug_id() -> None:
+    from rich.console import Console
+
+    from codegen_eval.kernelgym.cli import bench_table
+
+    ids = ["t0-hung-task-with-a-long-name", "t0-list-corruption-long", "t0-null-deref-long"]
+    rows = [{"bug": i, "error": "x", "unsupported": False} for i in ids]
+    narrow = Console(width=60, record=True)
+    narrow.print(bench_table(rows))
+    text = narrow.export_text()
+    assert all(i in text for i in ids)
