@@ -27,7 +27,7 @@ FAMILIES = ("shared", "mpi", "cuda")
 
 # Sources each build depends on (relative to the harness or problem directory).
 _HOST_SOURCES = ("host_main.c", "hpck.h", "hpck_proto.h", "execctl.h", "census.h")
-_GUARD_SOURCES = ("guard.c", "hpck_proto.h", "nodump.c")
+_GUARD_SOURCES = ("guard.c", "hpck_proto.h", "nodump.c", "netconfine.h")
 _SHARED_C = ("confine.h", "siphash.h")
 _PROBLEM_HOST_SOURCES = ("problem.h", "reference.c")
 _BASE_SOURCES = ("guest_main.c", "hpck.h", "hpck_proto.h")

@@ -405,3 +405,39 @@ async def test_a_guest_continued_while_the_host_holds_it_is_tamper() -> None:
         await poker
     assert_not_pass(sc)
     assert sc.failure_class == "tamper:ran_while_stopped", sc
+
+
+# mpirun's out-of-band channel takes daemon commands ("signal the local processes", "add
+# local processes") from anyone of its uid, and mpirun hands the ranks its address. A rank
+# that can reach it could have the ranks continued while the host holds them. The candidate
+# answers right only if the connection is refused.
+OOB_REACH = r"""
+#include <arpa/inet.h>
+#include <mpi.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+static int reached_mpirun(void) {
+    const char *uri = getenv("OMPI_MCA_orte_hnp_uri"); /* "<jobid>.0;tcp://127.0.0.1:PORT" */
+    const char *colon = uri ? strrchr(uri, ':') : NULL;
+    if (!colon) return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(atoi(colon + 1))};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+    close(s);
+    return ok;
+}
+void axpy_mpi(long n_local, double a, const double *x_local, double *y_local, MPI_Comm comm) {
+    (void)comm;
+    if (reached_mpirun() != 0) return; /* reached (or no address): leave the answer wrong */
+    for (long i = 0; i < n_local; ++i) y_local[i] = a * x_local[i] + y_local[i];
+}
+"""
+
+
+async def test_a_rank_cannot_reach_mpiruns_command_channel() -> None:
+    sc = await score("axpy/mpi", OOB_REACH, 60)
+    assert sc.status == "pass", sc

@@ -27,6 +27,7 @@
 
 #include "confine.h" /* codegen_eval/harness_c: the seccomp filter and the Landlock domain */
 #include "hpck_proto.h"
+#include "netconfine.h"
 
 static void die(const char *what) {
     fprintf(stderr, "hpck_guard: %s: %s\n", what, strerror(errno));
@@ -76,6 +77,8 @@ int main(int argc, char **argv) {
     if (setrlimit(RLIMIT_RTPRIO, &no_raise) != 0) die("setrlimit");
     if (confine_seccomp(single_thread ? CONFINE_SINGLE_THREAD : CONFINE_AFFINITY_ANY) != 0) die("seccomp");
     int landlock = confine_landlock(0);
+    extern char **environ;
+    if (netconfine_tcp(environ) < 0) die("landlock tcp");
     hpck_msg hello = {HPCK_MAGIC, 'g', (uint32_t)landlock, 0};
     if (send(s, &hello, sizeof hello, 0) != (ssize_t)sizeof hello) die("send");
     /* the host continues us once every rank is filtered and stopped */
