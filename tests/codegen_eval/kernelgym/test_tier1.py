@@ -104,3 +104,28 @@ async def test_patches_that_skip_the_work_are_function_broken(
     patch = cheat if isinstance(cheat, str) else _edited(bug, *cheat)
     step = await scorer.score(bug, patch)
     assert step.outcome is Outcome.FUNCTION_BROKEN, step.detail + step.console_excerpt[-3000:]
+
+
+# Red team (2026-11-28): a kernel patch is judged by what its changed objects are made of
+# (imports.py; the pairs come from the builder's BuildResult.changed_objects), and may not
+# touch the detectors. Both are decided before the VM boots.
+TREE_TAMPER = (
+    "--- a/kernel/groups.c\n+++ b/kernel/groups.c\n@@ -12,4 +12,5 @@\n"
+    " #include <linux/vmalloc.h>\n #include <linux/uaccess.h>\n+#include <linux/reboot.h>\n"
+    " \n struct group_info *groups_alloc(int gidsetsize)\n@@ -217,6 +218,8 @@\n"
+    " \tgroups_sort(group_info);\n \tput_group_info(group_info);\n"
+    " \tretval = set_current_groups(group_info);\n+\tif (retval)\n+\t\temergency_restart();\n"
+    " \n \treturn retval;\n }\n"
+)
+
+
+@pytest.mark.timeout(1800)
+async def test_a_tree_patch_is_judged_by_its_changed_objects(scorer: Scorer) -> None:
+    bug = next(b for b in TIER1 if b.id == "t1-tree-groups-uaf")
+    step = await scorer.check_build(bug, TREE_TAMPER)
+    assert step is not None and step.outcome is Outcome.TAMPER, step
+    assert step.detail.startswith("tamper:emergency_restart") and "groups.o" in step.detail
+    silence = "--- a/mm/kasan/report.c\n+++ b/mm/kasan/report.c\n@@ -1 +1,2 @@\n x\n+y\n"
+    step = await scorer.check_build(bug, silence)
+    assert step is not None and step.outcome is Outcome.APPLY_FAILED
+    assert "mm/kasan/report.c" in step.detail
