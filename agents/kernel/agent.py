@@ -275,6 +275,15 @@ def _feedback(step: StepResult, patch: str, obs: Observation) -> str:
             "Fix the bug without refusing or skipping the work the code is meant to do. "
             f"{again}"
         )
+    if step.outcome == Outcome.TAMPER:
+        # the built code gained something no fix needs (a new import off the allow-list, a
+        # privileged instruction, a raw address): say which, so the next try can do without
+        return (
+            f"{head} The patch was refused before boot: {_trim(step.detail, 1500)}\n"
+            "A fix changes the code's own logic (checks, locking, lifetimes) with the functions "
+            "it already uses; it does not add file I/O, restarts, symbol lookups, assembly, raw "
+            f"addresses or calls through new pointers. {again}"
+        )
     if step.outcome == Outcome.BOOT_ERROR:
         return (
             f"{head} {step.detail}\nConsole:\n```\n{_trim(step.console_excerpt, 2500)}\n```\n"

@@ -141,3 +141,16 @@ async def test_build_check_then_real_fix_resolves_in_one_step(scripted, tmp_path
         "apply_failed",
         "built",
     ]
+
+
+def test_a_tamper_result_tells_the_model_what_was_refused() -> None:
+    from agents.kernel.agent import _feedback
+    from codegen_eval.kernelgym.scoring import Outcome, StepResult
+
+    step = StepResult(
+        Outcome.TAMPER,
+        detail="tamper:filp_open: file I/O is not something a fix adds (also new: kernel_write)",
+    )
+    text = _feedback(step, "", None)  # type: ignore[arg-type]
+    assert "refused before boot" in text and "tamper:filp_open" in text
+    assert "kernel_write" in text and "file I/O" in text
