@@ -110,37 +110,42 @@ async def test_config_trace_table_turns_tracing_on(scripted, monkeypatch, tmp_pa
     assert any(r["type"] == "gen_response" for r in read_trace(trace).records)
 
 
+def _crash(
+    tmp_path: Path, base_url: str, trace: Path, body: str
+) -> subprocess.CompletedProcess[str]:
+    """Run `body` (a program that crashes) in a child process configured for the scripted
+    server at `base_url`, traced to `trace` through APPL_TRACE."""
+    script = tmp_path / "prog.py"
+    head = f"""
+        import os
+        import appl
+        from appl import gen, ppl
+
+        appl.configure(models={{"s": {{"provider": "openai", "base_url": {base_url!r},
+                        "api_key": "k", "api_key_env": None}}}}, default_model="s")
+    """
+    script.write_text(textwrap.dedent(head) + textwrap.dedent(body))
+    env = {**os.environ, "APPL_TRACE": str(trace)}
+    return subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
 def test_a_crashed_process_keeps_every_event_written_before_the_crash(
     scripted, tmp_path: Path
 ) -> None:
     server = scripted([Rule(reply="before crash")])
     trace = tmp_path / "crash.jsonl"
-    script = tmp_path / "prog.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import os
-            import appl
-            from appl import gen, ppl
+    done = _crash(tmp_path, server.base_url, trace, """
+        @ppl
+        def prog():
+            "Docstring: not prompt text."
+            "hello"
+            print(gen())
+            os._exit(3)  # a hard crash: no atexit, no close, no flush at exit
 
-            appl.configure(models={{"s": {{"provider": "openai", "base_url": {server.base_url!r},
-                            "api_key": "k", "api_key_env": None}}}}, default_model="s")
-
-            @ppl
-            def prog():
-                "Docstring: not prompt text."
-                "hello"
-                print(gen())
-                os._exit(3)  # a hard crash: no atexit, no close, no flush at exit
-
-            prog()
-            """
-        )
-    )
-    env = {**os.environ, "APPL_TRACE": str(trace)}
-    done = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
-    )
+        prog()
+    """)  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "before crash" in done.stdout
     kinds = [r["type"] for r in read_trace(trace).records]
@@ -226,35 +231,19 @@ def test_a_stream_cut_by_a_crash_keeps_the_text_that_came(scripted, tmp_path: Pa
     # paced: the program sees chunk 80 while the server is still sending the rest
     server = scripted([Rule(reply=" ".join(words))], tokens_per_s=100)
     trace = tmp_path / "cut.jsonl"
-    script = tmp_path / "prog.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import os
-            import appl
-            from appl import gen, ppl
+    done = _crash(tmp_path, server.base_url, trace, """
+        @ppl
+        async def prog():
+            "Docstring: not prompt text."
+            "tell a long story"
+            seen = 0
+            async for chunk in gen(stream=True):
+                seen += 1
+                if seen == 80:
+                    os._exit(3)  # a hard crash mid-stream: no gen_response is written
 
-            appl.configure(models={{"s": {{"provider": "openai", "base_url": {server.base_url!r},
-                            "api_key": "k", "api_key_env": None}}}}, default_model="s")
-
-            @ppl
-            async def prog():
-                "Docstring: not prompt text."
-                "tell a long story"
-                seen = 0
-                async for chunk in gen(stream=True):
-                    seen += 1
-                    if seen == 80:
-                        os._exit(3)  # a hard crash mid-stream: no gen_response is written
-
-            appl.run(prog())
-            """
-        )
-    )
-    env = {**os.environ, "APPL_TRACE": str(trace)}
-    done = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60
-    )
+        appl.run(prog())
+    """)  # fmt: skip
     assert done.returncode == 3, done.stderr
     records = read_trace(trace).records
     assert "gen_response" not in [r["type"] for r in records]
