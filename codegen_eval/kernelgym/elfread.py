@@ -103,24 +103,17 @@ def stray_code_pointers(elf: Elf, data_imports: frozenset[str]) -> list[str]:
     section plus more than its length. An operations structure holding one is a call the
     kernel itself makes to wherever the patch chose."""
     found: list[str] = []
-    for sec in elf.sections:
-        if sec.kind != _SHT_RELA or sec.info >= len(elf.sections):
+    for target, index, addend in _data_relocations(elf):
+        if not target.name.startswith(_POINTER_SECTIONS):
             continue
-        target = elf.sections[sec.info]
-        if target.code or not target.name.startswith(_POINTER_SECTIONS):
-            continue
-        if sec.entsize != 24 or sec.size // 24 > _MAX_ENTRIES:
-            raise ValueError("a malformed relocation table")
-        for k in range(sec.size // 24):
-            try:
-                _offset, info, addend = struct.unpack_from("<QQq", elf.data, sec.offset + 24 * k)
-                sym = elf.symbols[info >> 32]
-            except (struct.error, IndexError) as exc:
-                raise ValueError(f"a truncated relocation table ({exc})") from None
-            if _strays(elf, sym, addend, data_imports):
-                known = sym.shndx < len(elf.sections)
-                name = sym.name or (elf.sections[sym.shndx].name if known else "*ABS*")
-                found.append(f"{name}{addend:+#x}")
+        try:
+            sym = elf.symbols[index]
+        except IndexError:
+            raise ValueError("a relocation names a symbol that does not exist") from None
+        if _strays(elf, sym, addend, data_imports):
+            known = sym.shndx < len(elf.sections)
+            name = sym.name or (elf.sections[sym.shndx].name if known else "*ABS*")
+            found.append(f"{name}{addend:+#x}")
     return found
 
 
