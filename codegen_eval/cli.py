@@ -513,7 +513,8 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     for task in tasks:
         if note := task.metadata.get("log_header"):
             print(f"{task.name}: {note_text(note)}")
-    for line in policy_notes(tasks):
+    run_ids = {str(r.get("sample_id")) for r in [*result.records, *result.excluded]}
+    for line in policy_notes(tasks, run_ids):
         print(line)
     if args.resume and result.scored_now == 0:
         print(f"nothing left to do: every candidate in {log_path} was already scored")

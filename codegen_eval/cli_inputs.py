@@ -111,13 +111,17 @@ def verilogeval_task(args: argparse.Namespace) -> Task:
         raise CliError(f"--verilogeval: {exc}") from None
 
 
-def policy_notes(tasks: list[Task]) -> list[str]:
-    """One line per VerilogEval task on the policy exclusions (off unless asked for)."""
+def policy_notes(tasks: list[Task], run_ids: set[str] | None = None) -> list[str]:
+    """One line per VerilogEval task on the policy exclusions (off unless asked for), naming
+    only the problems this run touched (`run_ids`: scored or excluded here; None: all)."""
     out = []
     for t in tasks:
         pol = t.metadata.get("policy")
-        if pol and pol.get("problems"):
-            ids = ", ".join(sorted(pol["problems"]))
+        touched = sorted(
+            p for p in (pol or {}).get("problems") or () if run_ids is None or p in run_ids
+        )
+        if touched:
+            ids = ", ".join(touched)
             state = "applied" if pol.get("applied") else (
                 "off (these are scored; --verilogeval-policy-exclusions excludes them)"
             )  # fmt: skip

@@ -213,10 +213,15 @@ def denominator_lines(rows: Sequence[dict[str, Any]], ks: Sequence[int]) -> list
         here = ", ".join(f"pass@{k} {_fmt(r['here'][k])}" for k in ks)
         comp = ", ".join(f"pass@{k} {_fmt(r['comparable'][k])}" for k in ks)
         out.append(
-            f"{r['suite']}: {here} over {r['scored']} problems scorable here; {comp} over "
+            f"{r['suite']}: {here} over {_count(r['scored'], 'problem')} scorable here; {comp} over "
             f"all {r['total']} (upstream-comparable: {r['excluded']} excluded count as failures)"
         )
     return out
+
+
+def _count(n: int, noun: str) -> str:
+    """ "1 problem", "3 problems"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
@@ -586,5 +591,5 @@ def problem_listing(suite: str, pattern: str | None = None) -> int:
         )
     excluded = task.metadata.get("excluded") or {}
     more = f"; {len(excluded)} excluded (reasons in a run's table)" if excluded else ""
-    console.print(f"{len(samples)} problems{shape}{more}; select with --filter GLOB")
+    console.print(f"{_count(len(samples), 'problem')}{shape}{more}; select with --filter GLOB")
     return 0

@@ -244,6 +244,22 @@ def test_a_limited_run_counts_no_exclusions_it_never_selected(
     assert "upstream-comparable" not in " ".join(capsys.readouterr().out.split())
 
 
+def test_the_policy_notice_only_names_problems_the_run_touched(
+    v2: Path, tmp_path: Path, capsys
+) -> None:
+    argv = ["run", "--verilogeval", str(v2), "--solver", "reference", "--no-progress",
+            "--log", str(tmp_path / "a.jsonl"), "--filter", "Prob001*"]  # fmt: skip
+    assert cli.main(argv) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "policy exclusions" not in flat  # Prob001 is none of the problems upstream discussed
+    assert "1 problems" not in flat
+    argv[-1] = "Prob118*"
+    argv[-3] = str(tmp_path / "b.jsonl")
+    assert cli.main(argv) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "policy exclusions off" in flat and "Prob118_xor_reduce" in flat
+
+
 def test_denominators_count_excluded_as_failures() -> None:
     recs = [{"suite": "ve", "sample_id": f"p{i}", "status": "pass" if i < 3 else "fail"}
             for i in range(4)]  # fmt: skip
