@@ -113,6 +113,12 @@ def check_cluster(sbatch_options: Sequence[str], timeout_s: float = 15.0) -> str
     with these options (`sbatch --test-only`: partition, account, time and memory are checked
     by the controller itself). Returns the controller's line; raises SlurmUnavailable."""
     conf = os.environ.get("SLURM_CONF", "the default slurm.conf")
+    if "SLURM_CONF" in os.environ and not os.path.isfile(os.environ["SLURM_CONF"]):
+        # said at once: the clients would wait for a controller they cannot find (15 s)
+        raise SlurmUnavailable(
+            f"SLURM_CONF={os.environ['SLURM_CONF']} is not a file: point it at the cluster's "
+            "slurm.conf (scripts/slurm-local.sh up prints it for the local cluster)"
+        )
     for tool in ("sbatch", "squeue", "scancel", "scontrol"):
         if shutil.which(tool) is None:
             raise SlurmUnavailable(
