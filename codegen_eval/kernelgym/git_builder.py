@@ -18,7 +18,18 @@ from .builders import (
     file_lock,
     jobs,
 )
-from .buildrun import candidate_build_dir, confined_shell, copy_out, run_host
+from .buildrun import (
+    apply_confined,
+    candidate_build_dir,
+    candidate_source,
+    confined_shell,
+    copy_out,
+    keep_objects,
+    kept_objects,
+    run_host,
+    sandbox_can_read,
+    seal_source,
+)
 from .patch_screen import screen_patch
 
 __all__ = ["GitKernelBuilder"]
@@ -30,8 +41,9 @@ class GitKernelBuilder:
 
     Objects go to an out-of-tree build directory per (worktree, config) that persists in the
     cache: the first build of a commit is a full kernel build, every candidate after it only
-    recompiles what its patch touched (the worktree is reset with `git checkout --force`,
-    which rewrites just the files that differ, so make sees only those as new)."""
+    recompiles what its patch touched. The worktree stays at the commit: a candidate's patch
+    goes into a private copy of it (`candidate_source`, applied in the sandbox), and its make
+    writes a scratch copy of the build directory."""
 
     def __init__(
         self,
@@ -98,7 +110,14 @@ class GitKernelBuilder:
     def _config_marker(self, out: Path) -> Path:
         return self.root / "markers" / f"{out.name}.config"
 
-    def _configure(self, wt: Path, out: Path, config: str, workdir: Path | None) -> tuple[int, str]:
+    def _configure(
+        self,
+        wt: Path,
+        out: Path,
+        config: str,
+        workdir: Path | None,
+        source_copy: Path | None = None,
+    ) -> tuple[int, str]:
         """Write the bug's config and let olddefconfig fill in what this tree's Kconfig
         knows and the config does not; done once per build directory (a marker holds the
         digest), since rerunning it would touch include/config and rebuild more. The marker
@@ -118,6 +137,7 @@ class GitKernelBuilder:
             files={"bug.config": config},
             timeout=600,
             workdir=workdir,
+            source_copy=source_copy,
         )
         if rc == 0 and workdir is None:
             _mkdir(marker.parent)
@@ -147,7 +167,8 @@ class GitKernelBuilder:
             return BuildResult(BuildStatus.PATCH_APPLY_FAILED, refused)
         cached = self.artifact_path(commit, config, patch_text)
         if use_cache and cached.exists():
-            return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, cached=True)
+            objects = kept_objects(cached.parent / "objects")
+            return BuildResult(BuildStatus.OK, "", {"kernel": cached}, 0.0, True, objects)
         out = self.build_dir(commit, config)
         # One candidate at a time per worktree: they share its files and build directory.
         with file_lock(self._lock(commit)):
@@ -180,30 +201,87 @@ class GitKernelBuilder:
         start: float | None = None,
     ) -> BuildResult:
         """One build of `wt` at `commit` plus `patch_text`, with make writing `workdir` (seen
-        as `out`), under the worktree's lock; the image goes to the artifact cache."""
+        as `out`), under the worktree's lock; the image goes to the artifact cache. A patch
+        goes into a private copy of the worktree, never the worktree."""
         start = time.monotonic() if start is None else start
-        cached = self.artifact_path(commit, config, patch_text)
+        # The worktree as committed (an older version patched it in place).
         run_host(["git", "checkout", "--force", "--detach", commit], wt, 600)
         # -x as well: an O= build refuses a source tree with a .config or objects in it.
         run_host(["git", "clean", "-ffdxq"], wt, 600)
+        if not patch_text.strip():
+            return self._make_image(wt, commit, config, patch_text, out, workdir, None, start)
+        if not (sandbox_can_read(wt) and sandbox_can_read(out.parent)):
+            return self._build_unconfined(wt, commit, config, patch_text, out, workdir, start)
+        with candidate_source(wt, out) as src:
+            ok, log = apply_confined(src, [patch_text], at=wt.resolve())
+            if not ok:
+                return BuildResult(
+                    BuildStatus.PATCH_APPLY_FAILED, log, wall_s=time.monotonic() - start
+                )
+            changed = seal_source(src, wt)
+            return self._make_image(
+                wt, commit, config, patch_text, out, workdir, src, start, changed
+            )
+
+    def _build_unconfined(
+        self,
+        wt: Path,
+        commit: str,
+        config: str,
+        patch_text: str,
+        out: Path,
+        workdir: Path | None,
+        start: float,
+    ) -> BuildResult:
+        """Where the sandbox's uid cannot reach the worktree (confined_shell then builds on
+        the host, with a warning): the patch goes into the worktree itself, and git puts
+        every file back afterwards."""
         ok, log = apply_patch(wt, patch_text)
-        if not ok:
-            return BuildResult(BuildStatus.PATCH_APPLY_FAILED, log, wall_s=time.monotonic() - start)
         try:
-            rc, log = self._configure(wt, out, config, workdir)
-            if rc == 0:
-                script = (
-                    f"cd {shlex.quote(str(wt))} && make O={shlex.quote(str(out))} "
-                    f"-j{jobs()} {shlex.quote(self.target)}"
+            if not ok:
+                return BuildResult(
+                    BuildStatus.PATCH_APPLY_FAILED, log, wall_s=time.monotonic() - start
                 )
-                rc, more = confined_shell(
-                    script, source=wt, out=out, timeout=4 * 3600, workdir=workdir
-                )
-                log += more
-            if rc != 0 or not copy_out(workdir or out, self.image, cached):
-                return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
-            return BuildResult(BuildStatus.OK, log, {"kernel": cached}, time.monotonic() - start)
+            return self._make_image(wt, commit, config, patch_text, out, workdir, None, start)
         finally:
-            # Leave the worktree at the pristine commit for the next candidate.
             run_host(["git", "checkout", "--force", "--detach", commit], wt, 600)
-            run_host(["git", "clean", "-ffdq"], wt, 600)
+            run_host(["git", "clean", "-ffdxq"], wt, 600)
+
+    def _make_image(
+        self,
+        wt: Path,
+        commit: str,
+        config: str,
+        patch_text: str,
+        out: Path,
+        workdir: Path | None,
+        source_copy: Path | None,
+        start: float,
+        changed: list[str] | None = None,
+    ) -> BuildResult:
+        cached = self.artifact_path(commit, config, patch_text)
+        rc, log = self._configure(wt, out, config, workdir, source_copy)
+        if rc == 0:
+            script = (
+                f"cd {shlex.quote(str(wt))} && make O={shlex.quote(str(out))} "
+                f"-j{jobs()} {shlex.quote(self.target)}"
+            )
+            rc, more = confined_shell(
+                script,
+                source=wt,
+                out=out,
+                timeout=4 * 3600,
+                workdir=workdir,
+                source_copy=source_copy,
+            )
+            log += more
+        objects = []
+        if changed and workdir is not None:
+            shutil.rmtree(cached.parent, ignore_errors=True)  # use_cache=False, or a killed run
+            objects = keep_objects(out, workdir, changed, cached.parent / "objects")
+        if rc != 0 or not copy_out(workdir or out, self.image, cached):  # the image last
+            return BuildResult(BuildStatus.BUILD_FAILED, log, wall_s=time.monotonic() - start)
+        return BuildResult(
+            BuildStatus.OK, log, {"kernel": cached}, time.monotonic() - start,
+            changed_objects=objects,
+        )  # fmt: skip

@@ -305,3 +305,40 @@ def test_a_candidate_interrupted_after_its_patch_leaves_the_tree_pristine(
         tree.build_patched([_diff("kernel/groups.c", "@@ -4 +4 @@\n-L(x)\n+L(stuck)\n")])
     monkeypatch.setattr(builders, "apply_confined", real_apply)
     _honest_still_right(tree, pristine)
+
+
+def test_a_kbench_candidate_builds_in_a_copy_of_the_worktree(open_dir: Path) -> None:
+    """GitKernelBuilder the same way: the patch goes into a private copy of the worktree
+    (in the sandbox), which stays at its commit; the changed file's objects are paired."""
+    from codegen_eval.kernelgym.git_builder import GitKernelBuilder
+
+    from .test_builders import stand_in_repo
+
+    repo, commit = stand_in_repo(
+        open_dir,
+        ".PHONY: olddefconfig vmlinux\nolddefconfig:\n\ttrue\n"
+        "vmlinux: $(O)/main.o\n\tgcc -o $(O)/vmlinux $(O)/main.o\n"
+        "$(O)/main.o: main.c\n\tgcc -c -o $@ main.c\n",
+        "int main(void) { return 1; }\n",
+    )
+    builder = GitKernelBuilder(repo, root=open_dir / "wt", target="vmlinux")
+    half = _diff(
+        "main.c", "@@ -1 +1 @@\n-int main(void) { return 1; }\n+int main(void) { return 2; }\n"
+    )
+    half += _diff(
+        "main.c", "@@ -1 +1 @@\n-int main(void) { return 1; }\n+int main(void) { return 3; }\n"
+    )
+    assert builder.build(commit, "C=y\n", half).status is BuildStatus.PATCH_APPLY_FAILED
+    wt = builder.worktree(commit)
+    fix = "--- a/main.c\n+++ b/main.c\n@@ -1 +1 @@\n-int main(void) { return 1; }\n+int main(void) { return 7; }\n"
+    res = builder.build(commit, "C=y\n", fix)
+    assert res.ok, res.log
+    assert subprocess.run([str(res.artifacts["kernel"])]).returncode == 7
+    ((pristine, candidate),) = res.changed_objects
+    assert pristine is not None and pristine.name == candidate.name == "main.o"
+    assert pristine.read_bytes() != candidate.read_bytes()
+    assert (wt / "main.c").read_text() == "int main(void) { return 1; }\n"
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored"], cwd=wt, capture_output=True, text=True
+    )
+    assert status.stdout == ""
