@@ -407,7 +407,13 @@ def apply_confined(tree: Path, patches: list[str], *, at: Path) -> tuple[bool, s
             r = await sb.exec(["sh", "-c", script], files=files, limits=SOURCE_PATCH_LIMITS)
         return r.ok, exec_log(r)
 
-    return run_async(job)
+    ok, log_text = run_async(job)
+    # patch's note on every linked (root's, read-only) file it replaces: noise to an agent.
+    quiet = (ln for ln in log_text.splitlines(keepends=True) if not ln.endswith(_READ_ONLY_NOTE))
+    return ok, "".join(quiet)
+
+
+_READ_ONLY_NOTE = " is read-only; trying to patch anyway\n"
 
 
 def seal_source(work: Path, source: Path) -> list[str]:
