@@ -49,6 +49,7 @@ from .buildrun import (
     exec_log,
     keep_objects,
     kept_objects,
+    remove_tree,
     run_async,
     run_host,
     sandbox_can_read,
@@ -360,12 +361,25 @@ def build_reproducer(source: str, *, use_cache: bool = True) -> BuildResult:
 
 
 def _ensure_source(tarball: Path, dest: Path) -> Path:
-    """Unpack Debian's linux-source tarball once (atomic rename, so a killed run retries)."""
-    if (dest / "Makefile").exists():
+    """Unpack Debian's linux-source tarball once (atomic rename, so a killed run retries).
+    A tree no version of ours has vouched for (older versions patched it in place and
+    reverted with `patch -R`, which could leave a candidate's lines behind) is compared with
+    the tarball once; changed, it is unpacked again and every build made from it dropped."""
+    marker = dest.parent / f".{dest.name}.pristine"
+    if (dest / "Makefile").exists() and marker.exists():
         return dest
     with file_lock(dest.parent / ".extract.lock"):
         if (dest / "Makefile").exists():
-            return dest
+            if marker.exists():
+                return dest
+            if _matches_tarball(tarball, dest):
+                marker.write_text(time.ctime())
+                return dest
+            log.warning(
+                "%s differs from %s: unpacking it again, dropping its builds", dest, tarball
+            )
+            _drop_builds(dest)
+            remove_tree(dest)
         tmp = dest.parent / f"tmp-extract-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
@@ -374,7 +388,42 @@ def _ensure_source(tarball: Path, dest: Path) -> Path:
         (top,) = list(tmp.iterdir())
         top.rename(dest)
         tmp.rmdir()
+        marker.write_text(time.ctime())
     return dest
+
+
+def _matches_tarball(tarball: Path, dest: Path) -> bool:
+    """Every file and link of the tarball is in `dest` as unpacked (size and mtime, link
+    target), and `dest` holds nothing else but directories. Reads the tarball once (~30 s)."""
+    expected = 0
+    with tarfile.open(tarball) as tf:
+        for m in tf:
+            rel = m.name.partition("/")[2].strip("/")
+            if not rel or m.isdir():
+                continue
+            expected += 1
+            try:
+                st = (dest / rel).lstat()
+            except OSError:
+                return False
+            if m.isreg() and (st.st_size, int(st.st_mtime)) != (m.size, int(m.mtime)):
+                return False
+            if m.issym() and os.readlink(dest / rel) != m.linkname:
+                return False
+    found = 0
+    for root, dirs, files in os.walk(dest):
+        found += len(files) + sum(1 for d in dirs if os.path.islink(os.path.join(root, d)))
+    return found == expected
+
+
+def _drop_builds(source: Path) -> None:
+    """The build directories and kept kernels made from `source` (cache/src/NAME): under
+    cache/build and cache/kernels, named NAME-<fragment>-<digest>."""
+    root = source.parent.parent
+    for sub in ("build", "kernels"):
+        for d in (root / sub).glob(f"{source.name}-*"):
+            if d.is_dir() and not d.is_symlink():
+                remove_tree(d)
 
 
 IMAGE_RELPATH = "arch/x86/boot/bzImage"

@@ -342,3 +342,23 @@ def test_a_kbench_candidate_builds_in_a_copy_of_the_worktree(open_dir: Path) -> 
         ["git", "status", "--porcelain", "--ignored"], cwd=wt, capture_output=True, text=True
     )
     assert status.stdout == ""
+
+
+def test_a_tree_an_older_version_patched_is_unpacked_again(tree: KernelTree) -> None:
+    """Caches from before this change may hold a tree a candidate's revert left changed (two
+    lines swapped, a .rej): one that no version of ours vouched for is compared with the
+    tarball, and unpacked again, with every build made from it dropped."""
+    pristine = _digest(tree.source)
+    marker = tree.source.parent / f".{tree.source.name}.pristine"
+    assert marker.exists()  # unpacked by this version: vouched for
+    groups = tree.source / "kernel" / "groups.c"
+    groups.write_text(GROUPS_C.replace("L(x)\nL(y)\n", "L(y)\nL(x)\n"))
+    (tree.source / "kernel" / "groups.c.rej").write_text("@@ -1 +1 @@\n")
+    marker.unlink()
+    base = tree.ensure_built()
+    assert base.ok and not base.cached, base.log  # the pristine kernel was built again
+    assert _digest(tree.source) == pristine
+    assert _output(tree.build_patched([HONEST])) == HONEST_OUTPUT
+    marker.unlink()
+    assert tree.ensure_built().cached  # an unchanged tree is only compared, not unpacked
+    assert marker.exists()
