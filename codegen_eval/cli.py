@@ -29,7 +29,6 @@ from typing import Any, NoReturn, cast
 
 from codegen_eval.cli_inputs import CliError, load_plugins, policy_notes, tasks_from_args
 from codegen_eval.cli_preflight import model_preflight, one_line, probe_backend, slurm_executor
-from codegen_eval.registry import list_suites
 from codegen_eval.run_options import parse_solver_options
 from codegen_eval.types import Task
 
@@ -256,25 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
+    from codegen_eval.cli_views import problem_listing, suite_listing
 
-    if args.suite:
-        from codegen_eval.report import problem_listing
-
-        return problem_listing(args.suite, args.filter)
-
-    table = Table(title="codegen-eval suites")
-    for col in ("suite", "problems", "description"):
-        table.add_column(col)
-    for info in list_suites():
-        try:
-            size = str(len(info.factory().dataset))
-        except Exception as exc:  # a suite whose data is missing still shows up, with why
-            size = f"? ({exc})"
-        table.add_row(info.name, size, info.description)
-    Console().print(table)
-    return 0
+    return problem_listing(args.suite, args.filter) if args.suite else suite_listing()
 
 
 def tasks_from_options(options: dict[str, Any], plugins: list[str]) -> list[Task]:
@@ -500,7 +483,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     try:
         result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
     except KeyboardInterrupt:
-        from codegen_eval.report import report_interrupted
+        from codegen_eval.cli_views import report_interrupted
 
         report_interrupted(log_path, args.k, _resume_hint(log_path))
         return 130

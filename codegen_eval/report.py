@@ -21,7 +21,6 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from codegen_eval.budget import Budget, budget_html, budget_of, print_budget_table
@@ -213,13 +212,13 @@ def denominator_lines(rows: Sequence[dict[str, Any]], ks: Sequence[int]) -> list
         here = ", ".join(f"pass@{k} {_fmt(r['here'][k])}" for k in ks)
         comp = ", ".join(f"pass@{k} {_fmt(r['comparable'][k])}" for k in ks)
         out.append(
-            f"{r['suite']}: {here} over {_count(r['scored'], 'problem')} scorable here; {comp} over "
+            f"{r['suite']}: {here} over {plural(r['scored'], 'problem')} scorable here; {comp} over "
             f"all {r['total']} (upstream-comparable: {r['excluded']} excluded count as failures)"
         )
     return out
 
 
-def _count(n: int, noun: str) -> str:
+def plural(n: int, noun: str) -> str:
     """ "1 problem", "3 problems"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -537,59 +536,3 @@ def report_from_logs(
         log_ks.update(int(k) for k in contents.header.get("ks", [1]))
     use_ks = sorted(ks or log_ks or {1})
     return summarize(records, use_ks), use_ks, headers, excluded
-
-
-def report_interrupted(log_path: Path, ks: Sequence[int], resume_hint: str) -> None:
-    """After Ctrl-C: how many candidates were scored (read back from the log) and their
-    partial table, or that none was; then how to continue."""
-    from codegen_eval.log import read_log
-
-    try:
-        contents = read_log(log_path)
-    except (OSError, ValueError):
-        contents = None
-    scored = contents.score_records if contents is not None else []
-    if contents is not None and scored:
-        print(f"\ninterrupted: the partial results of {len(scored)} scored candidate(s):")
-        print_table(summarize(scored, ks), ks, contents.excluded)
-        where = f"they are in {log_path}"
-    else:
-        where = f"no candidate was scored yet (log: {log_path})"
-    print(f"\ninterrupted; {where}; continue with:\n  {resume_hint}", file=sys.stderr)
-
-
-def problem_listing(suite: str, pattern: str | None = None) -> int:
-    """`codegen-eval list SUITE`: the suite's problem ids (what --filter matches) with the first
-    line of each prompt, and how the ids are grouped ("9 kernels x 5 variants")."""
-    import fnmatch
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from codegen_eval.registry import UnknownSuiteError, get_suite
-
-    try:
-        task = get_suite(suite)
-    except UnknownSuiteError as exc:
-        print(f"codegen-eval: error: {exc}", file=sys.stderr)
-        return 1
-    samples = [s for s in task.dataset if not pattern or fnmatch.fnmatchcase(s.id, pattern)]
-    console = Console(width=None if sys.stdout.isatty() else 200)
-    table = Table(title=f"{suite}: problems", show_lines=False)
-    table.add_column("id", no_wrap=True, overflow="fold")  # ids are never cut
-    table.add_column("prompt (first line)")
-    for s in samples:
-        first = next((ln.strip() for ln in str(s.input).splitlines() if ln.strip()), "")
-        table.add_row(s.id, first[:100])
-    console.print(table)
-    groups = Counter(s.id.split("/", 1)[0] for s in samples if "/" in s.id)
-    variants = {s.id.split("/", 1)[1] for s in samples if "/" in s.id}
-    shape = ""
-    if groups and len(groups) * len(variants) == len(samples):
-        shape = (
-            f" ({len(groups)} kernels x {len(variants)} variants: {', '.join(sorted(variants))})"
-        )
-    excluded = task.metadata.get("excluded") or {}
-    more = f"; {len(excluded)} excluded (reasons in a run's table)" if excluded else ""
-    console.print(f"{_count(len(samples), 'problem')}{shape}{more}; select with --filter GLOB")
-    return 0
