@@ -248,6 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
         "-k", type=_parse_ks, default=None, help="pass@k values (default: those of the run)"
     )
 
+    sh = sub.add_parser(
+        "show", help="a run log's problems and samples in the terminal; with ID, one problem whole"
+    )
+    sh.add_argument("log", help="a run log (JSONL)")
+    sh.add_argument("id", nargs="?", help="a problem id: its samples' code, verdict, explanation")
+    sh.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
+
     ex = sub.add_parser("export", help="a run log as parquet")
     ex.add_argument("log", help="a run log (JSONL)")
     ex.add_argument("--parquet", required=True, metavar="OUT", help="the parquet file to write")
@@ -571,6 +578,10 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args, parser, plugins)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "show":
+            from codegen_eval.cli_views import show_log
+
+            return show_log(Path(args.log), args.id, as_json=args.json)
         return cmd_export(args)
     except (CliError, OSError, ValueError) as exc:
         # OSError: a path that cannot be read or written; ValueError: bad input files (each

@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from codegen_eval.report import plural, print_table, summarize
 
@@ -84,4 +85,81 @@ def problem_listing(suite: str, pattern: str | None = None) -> int:
     excluded = task.metadata.get("excluded") or {}
     more = f"; {len(excluded)} excluded (reasons in a run's table)" if excluded else ""
     console.print(f"{plural(len(samples), 'problem')}{shape}{more}; select with --filter GLOB")
+    return 0
+
+
+def _sample_rows(log: Path) -> list[dict[str, Any]]:
+    """One row per scored sample: its verdict and what the solver produced for it."""
+    from codegen_eval.log import read_log
+
+    contents = read_log(log)
+    rows = []
+    for key, score in contents.scores.items():
+        cand = contents.candidates.get(key) or {}
+        rows.append(
+            {
+                "suite": score.get("suite"),
+                "id": score.get("sample_id"),
+                "index": score.get("index"),
+                "status": score.get("status"),
+                "failure_class": score.get("failure_class"),
+                "explanation": score.get("explanation", ""),
+                "metrics": score.get("metrics") or {},
+                "code": cand.get("code", ""),
+                "raw": cand.get("raw", ""),
+            }
+        )
+    return sorted(rows, key=lambda r: (str(r["suite"]), str(r["id"]), int(r["index"] or 0)))
+
+
+def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
+    """`codegen-eval show LOG [ID]`: every problem x sample with its status and failure class
+    (ids never cut); with ID, each of its samples whole: verdict, metrics, the scorer's
+    explanation, the extracted code and the model's raw reply."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = _sample_rows(log)
+    if sample_id is not None:
+        rows = [r for r in rows if r["id"] == sample_id]
+        if not rows:
+            ids = sorted({str(r["id"]) for r in _sample_rows(log)})
+            near = [i for i in ids if sample_id in i][:5] or ids[:5]
+            print(f"codegen-eval: error: no sample {sample_id!r} in {log}; ids look like "
+                  f"{', '.join(near)}", file=sys.stderr)  # fmt: skip
+            return 1
+    if as_json:
+        print(json.dumps(rows if sample_id else [
+            {k: v for k, v in r.items() if k not in ("code", "raw")} for r in rows
+        ], indent=1))  # fmt: skip
+        return 0
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    if sample_id is None:
+        table = Table(title=f"{log}: problems x samples")
+        table.add_column("suite", no_wrap=True)
+        table.add_column("id", no_wrap=True)
+        for col in ("sample", "status", "failure class", "explanation"):
+            table.add_column(col)
+        for r in rows:
+            first = next(iter(str(r["explanation"]).splitlines()), "")
+            table.add_row(str(r["suite"]), str(r["id"]), str(r["index"]), str(r["status"]),
+                          str(r["failure_class"] or ""), first[:120])  # fmt: skip
+        console.print(table)
+        console.print(f"{plural(len(rows), 'sample')}; `codegen-eval show {log} ID` for one")
+        return 0
+    for r in rows:
+        console.rule(f"{r['suite']} {r['id']} sample {r['index']}: {r['status']}")
+        if r["failure_class"]:
+            console.print(f"failure class: {r['failure_class']}", markup=False)
+        if r["metrics"]:
+            console.print(f"metrics: {json.dumps(r['metrics'])}", markup=False)
+        console.print("explanation:", markup=False)
+        console.print(str(r["explanation"]) or "-", markup=False, highlight=False)
+        console.print("code:", markup=False)
+        console.print(str(r["code"]) or "(none extracted)", markup=False, highlight=False)
+        if r["raw"] and r["raw"] != r["code"]:
+            console.print("raw reply:", markup=False)
+            console.print(str(r["raw"]), markup=False, highlight=False)
     return 0
