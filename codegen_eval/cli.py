@@ -371,6 +371,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: list[str]) -> int:
     from codegen_eval.report import note_text, print_table, render_html, summarize
+    from codegen_eval.report_samples import sample_rows
     from codegen_eval.run_options import HEADER_KEY, absolutize_paths, recorded_options
     from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
     from codegen_eval.selection import SelectionError, check_selection, match_samples_file
@@ -512,7 +513,8 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     if args.report:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(
-            render_html(summary, args.k, excluded=result.excluded), encoding="utf-8"
+            render_html(summary, args.k, excluded=result.excluded, samples=sample_rows(log_path)),
+            encoding="utf-8",
         )
         print(f"report: {args.report}")
     infra = [r for r in result.records if r.get("failure_class") == "infra_error"]
@@ -524,35 +526,6 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
             file=sys.stderr,
         )
         return 1
-    return 0
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from codegen_eval.compare import load_runs, print_comparison, render_comparison_html
-    from codegen_eval.report import print_table, render_html
-
-    runs, ks = load_runs(args.logs, args.k)
-    for run in runs:
-        for note in run.notes:
-            print(f"note: {run.path}: {note}", file=sys.stderr)
-        n = run.header.get("n")
-        if isinstance(n, int) and max(ks) > n:
-            print(
-                f"note: {run.path}: pass@{max(ks)} needs n >= {max(ks)}, this run has n={n}: "
-                "shown as —",
-                file=sys.stderr,
-            )
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if len(runs) == 1:
-        run = runs[0]
-        print_table(run.groups, ks, run.excluded)
-        page = render_html(run.groups, ks, headers=[run.header], excluded=run.excluded)
-    else:
-        print_comparison(runs, ks)
-        page = render_comparison_html(runs, ks)
-    out.write_text(page, encoding="utf-8")
-    print(f"report: {out}")
     return 0
 
 
@@ -577,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
             args._explicit = explicit_dests(parser, argv)
             return cmd_run(args, parser, plugins)
         if args.command == "report":
+            from codegen_eval.cli_views import cmd_report
+
             return cmd_report(args)
         if args.command == "show":
             from codegen_eval.cli_views import show_log

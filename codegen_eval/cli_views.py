@@ -3,13 +3,14 @@ list [SUITE]`) and the summary after Ctrl-C."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from codegen_eval.report import plural, print_table, summarize
+from codegen_eval.report_samples import sample_rows
 
 
 def report_interrupted(log_path: Path, ks: Sequence[int], resume_hint: str) -> None:
@@ -88,30 +89,6 @@ def problem_listing(suite: str, pattern: str | None = None) -> int:
     return 0
 
 
-def _sample_rows(log: Path) -> list[dict[str, Any]]:
-    """One row per scored sample: its verdict and what the solver produced for it."""
-    from codegen_eval.log import read_log
-
-    contents = read_log(log)
-    rows = []
-    for key, score in contents.scores.items():
-        cand = contents.candidates.get(key) or {}
-        rows.append(
-            {
-                "suite": score.get("suite"),
-                "id": score.get("sample_id"),
-                "index": score.get("index"),
-                "status": score.get("status"),
-                "failure_class": score.get("failure_class"),
-                "explanation": score.get("explanation", ""),
-                "metrics": score.get("metrics") or {},
-                "code": cand.get("code", ""),
-                "raw": cand.get("raw", ""),
-            }
-        )
-    return sorted(rows, key=lambda r: (str(r["suite"]), str(r["id"]), int(r["index"] or 0)))
-
-
 def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
     """`codegen-eval show LOG [ID]`: every problem x sample with its status and failure class
     (ids never cut); with ID, each of its samples whole: verdict, metrics, the scorer's
@@ -121,11 +98,11 @@ def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    rows = _sample_rows(log)
+    rows = sample_rows(log)
     if sample_id is not None:
         rows = [r for r in rows if r["id"] == sample_id]
         if not rows:
-            ids = sorted({str(r["id"]) for r in _sample_rows(log)})
+            ids = sorted({str(r["id"]) for r in sample_rows(log)})
             near = [i for i in ids if sample_id in i][:5] or ids[:5]
             print(f"codegen-eval: error: no sample {sample_id!r} in {log}; ids look like "
                   f"{', '.join(near)}", file=sys.stderr)  # fmt: skip
@@ -162,4 +139,40 @@ def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
         if r["raw"] and r["raw"] != r["code"]:
             console.print("raw reply:", markup=False)
             console.print(str(r["raw"]), markup=False, highlight=False)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from codegen_eval.compare import load_runs, print_comparison, render_comparison_html
+    from codegen_eval.report import print_table, render_html
+    from codegen_eval.report_samples import sample_rows
+
+    runs, ks = load_runs(args.logs, args.k)
+    for run in runs:
+        for note in run.notes:
+            print(f"note: {run.path}: {note}", file=sys.stderr)
+        n = run.header.get("n")
+        if isinstance(n, int) and max(ks) > n:
+            print(
+                f"note: {run.path}: pass@{max(ks)} needs n >= {max(ks)}, this run has n={n}: "
+                "shown as —",
+                file=sys.stderr,
+            )
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if len(runs) == 1:
+        run = runs[0]
+        print_table(run.groups, ks, run.excluded)
+        page = render_html(
+            run.groups,
+            ks,
+            headers=[run.header],
+            excluded=run.excluded,
+            samples=sample_rows(Path(run.path)),
+        )
+    else:
+        print_comparison(runs, ks)
+        page = render_comparison_html(runs, ks)
+    out.write_text(page, encoding="utf-8")
+    print(f"report: {out}")
     return 0

@@ -33,6 +33,7 @@ from codegen_eval.metrics import (
     pareval_efficiency_at_k,
     pareval_speedup_at_k,
 )
+from codegen_eval.report_samples import samples_html
 
 _RESOURCE_KEYS = ("resources", "threads", "ranks", "np")
 
@@ -324,6 +325,9 @@ th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}
 th{background:#f0f0f0}td.l,th.l{text-align:left}tr.suite td{font-weight:bold;background:#fafafa}
 .meta{color:#666;font-size:.85em}svg{margin:.5em 1em .5em 0;background:#fff}
 .plots{display:flex;flex-wrap:wrap}
+td.id{white-space:nowrap}details.sample summary{cursor:pointer;font-family:monospace}
+summary.pass{color:#2a7a2a}summary.fail,summary.error{color:#b22}
+details.sample pre{background:#f7f7f7;padding:6px;max-height:30em;overflow:auto;white-space:pre-wrap}
 """
 _COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7"]
 
@@ -388,8 +392,10 @@ def render_html(
     headers: Sequence[dict[str, Any]] = (),
     excluded: Sequence[dict[str, Any]] = (),
     title: str = "codegen-eval report",
+    samples: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """One self-contained page: inline CSS and SVG, no external assets or scripts."""
+    """One self-contained page: inline CSS and SVG, no external assets or scripts. `samples`
+    (report_samples.sample_rows): a per-problem drill-down, each sample opening on a click."""
     any_speed = any(g.speedup_at for g in summary)
     out = [
         "<!DOCTYPE html>",
@@ -510,6 +516,7 @@ def render_html(
                 f'<td class="l">{_esc(e["reason"])}</td></tr>'
             )
         out.append("</tbody></table>")
+    out += samples_html(samples)
     out.append("</body></html>")
     return "\n".join(out)
 

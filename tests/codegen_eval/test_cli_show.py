@@ -56,3 +56,53 @@ def test_show_json_and_an_unknown_id(tmp_path: Path, capsys) -> None:
     assert cli.main(["show", str(log), "alpha"]) == 1
     err = capsys.readouterr().err
     assert "no sample 'alpha'" in err and "alpha/with-a-long-id-that-must-not-be-cut" in err
+
+
+CHROMIUM = "/usr/bin/chromium"
+CLICK = """
+<script>
+// a real click on the failed sample's summary, then what the browser laid out
+window.addEventListener("load", () => {
+  const sample = document.querySelector('details.sample[data-id="beta"]');
+  const before = sample.querySelector("pre.code").checkVisibility();
+  sample.querySelector("summary").click();
+  const code = sample.querySelector("pre.code");
+  document.body.dataset.result = JSON.stringify({
+    open: sample.open,
+    visibleBefore: before,
+    visibleAfter: code.checkVisibility(),
+    code: code.textContent,
+    explanation: sample.querySelector("pre.explanation").textContent,
+  });
+});
+</script>
+"""
+
+
+def test_the_html_report_opens_a_sample_on_a_click(tmp_path: Path, capsys) -> None:
+    import re
+    import subprocess
+
+    log = _log(tmp_path)
+    page = tmp_path / "report.html"
+    assert cli.main(["report", str(log), "-o", str(page)]) == 0
+    html = page.read_text()
+    assert 'id="problems"' in html and "<script" not in html  # the drill-down needs no script
+    probe = tmp_path / "probe.html"
+    probe.write_text(html.replace("</body>", CLICK + "</body>"))
+    dom = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+         probe.as_uri()],
+        capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'data-result="([^"]*)"', dom.stdout)
+    assert found, dom.stdout[-2000:]
+    import html as html_lib
+
+    result = json.loads(html_lib.unescape(found.group(1)))
+    assert result["open"] is True
+    assert result["visibleBefore"] is False and result["visibleAfter"] is True
+    assert result["code"] == "int b;" and result["explanation"].startswith("why beta 0")
