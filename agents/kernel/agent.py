@@ -239,6 +239,33 @@ def feedback(step: StepResult, patch: str, obs: Observation) -> str:
     return strip_build_paths(_feedback(step, patch, obs))
 
 
+def describe_stop(result: AgentResult, max_steps: int, max_turns: int) -> str:
+    """Why a bug's run ended, naming the limit and the option that sets it."""
+    if result.resolved:
+        return "resolved"
+    if result.stopped == "max_steps":
+        return f"max_steps: {len(result.steps)} patches tried (--max-steps {max_steps})"
+    if result.stopped == "max_turns":
+        return (
+            f"max_turns: {result.turns} model calls, {len(result.steps)} patches reached the gym "
+            f"(--max-turns {max_turns})"
+        )
+    return result.stopped
+
+
+def _fate(reply: Any, note: str | None) -> str:
+    """What came of a model answer that made no patch, for its progress line."""
+    if note is not None:
+        return f"an edit the tools refused: {_trim(note.splitlines()[0], 160)}"
+    if reply.tool_calls:
+        names = ", ".join(c.name for c in reply.tool_calls)
+        errors = [r for r in reply.tool_results if r.content.startswith("Error:")]
+        if errors:
+            return f"tools {names}; refused: {_trim(errors[0].content.splitlines()[0], 160)}"
+        return f"tools {names} (looked, no edit yet)"
+    return "no usable edit (a plain answer with no function, diff or tool call)"
+
+
 def _feedback(step: StepResult, patch: str, obs: Observation) -> str:
     head = f"Result of your patch: {step.outcome}."
     again = "Each patch is applied to the original, unpatched source: send the complete fix."
@@ -498,6 +525,7 @@ class KernelAgent:
                     messages.append(Message("user", note))
             if patch is None:
                 since_step += 1
+                self.progress(f"    -> {_fate(reply, note)}")
                 if not reply.tool_calls and note is None:
                     # the same answer again (the 1.5B model wrote one five times at the same
                     # temperature): say so and sample hotter
@@ -509,6 +537,7 @@ class KernelAgent:
                 continue
             earlier = next((r for r in result.steps if r.patch == patch), None)
             if earlier is not None:  # the gym would only say the same again: no step
+                self.progress(f"    -> the same patch as step {earlier.step}: not tried again")
                 messages.append(
                     Message("user", TRIED.format(step=earlier.step, outcome=earlier.outcome))
                 )

@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agents.kernel.agent import AgentResult, KernelAgent
+from agents.kernel.agent import AgentResult, KernelAgent, describe_stop
 from appl import ApplError, Message, run
 from codegen_eval.kernelgym.env import KernelGym
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
@@ -178,6 +178,7 @@ def _agent(args: argparse.Namespace, bugs: list[BugRecord], alias: str) -> Kerne
         mode=args.mode,
         max_steps=args.max_steps,
         tool_rounds=args.tool_rounds,
+        max_turns=args.max_turns,
         temperature=args.temperature,
         max_tokens=args.max_tokens,
         context_window=args.context_window,
@@ -241,7 +242,8 @@ async def _run_all(
         if out is not None:
             with out.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")
-        outcome = "resolved" if result.resolved else f"not resolved ({result.stopped})"
+        why = describe_stop(result, agent.max_steps, agent.max_turns)
+        outcome = "resolved" if result.resolved else f"not resolved ({why})"
         _say(
             f"[{n}/{len(jobs)}] {bug_id}: {outcome} after {len(result.steps)} step(s), "
             f"{result.turns} call(s), {result.wall_s:.0f} s"
@@ -314,6 +316,8 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
     add("--mode", choices=["react", "planner"], default=d("react"))
     add("--max-steps", type=int, default=d(4), help="patches tried per bug")
     add("--tool-rounds", type=int, default=d(3), help="calls before an edit is forced")
+    add("--max-turns", type=int, default=d(None),
+        help="model calls per bug at most (default: max-steps x (tool-rounds + 1))")  # fmt: skip
     add("--build-check", action="store_true", default=d(False),
         help="build each edit before it becomes a step: compiler errors go back to the model "
         "without spending a step (built locally, also with --executor slurm)")  # fmt: skip

@@ -68,6 +68,7 @@ class SourceTools:
         self.files = files
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.patch: str | None = None
+        self._last_read = ""  # the latest read_file, as path:start:end
 
     def as_list(self, edits: bool = True) -> list[Callable[..., str]]:
         readers: list[Callable[..., str]] = [
@@ -180,6 +181,15 @@ class SourceTools:
         self.calls.append(("read_file", {"path": path, "start": start_line, "end": end_line}))
         path = resolve_path(path, self.files)
         start = max(1, start_line)
+        key = f"{path}:{start}:{end_line}"
+        # the same read right after itself: the text is in the conversation just above (an
+        # older read may have been dropped to fit the context window, so only the last counts)
+        if key == self._last_read:
+            return (
+                f"Already shown: {path} lines {start}-{end_line or 'end'} are just above. "
+                "Propose the fix now (replace_function, search_replace or replace_lines)."
+            )
+        self._last_read = key
         try:
             text = self.source.read_file(path, start, end_line or None)
         except (FileNotFoundError, OSError):

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agents.kernel import KernelAgent
+from agents.kernel.agent import describe_stop
 from appl.testing import Rule
 from codegen_eval.kernelgym import KernelGym, bundled_bug
 
@@ -88,9 +89,29 @@ async def test_build_check_feeds_errors_back_without_spending_steps(
 async def test_reply_without_diff_costs_a_turn_not_a_step(scripted) -> None:
     server = scripted([Rule(replies=["The lookup may return NULL."])])
     env = KernelGym(runs=1, check_baseline=False)
-    result = await KernelAgent(env, max_steps=2, max_turns=2).fix(BUG)
+    lines: list[str] = []
+    agent = KernelAgent(env, max_steps=2, max_turns=2, progress=lines.append)
+    result = await agent.fix(BUG)
     assert result.steps == [] and result.turns == 2 and result.stopped == "max_turns"
     assert "That was no fix" in _texts(server.requests[1])
+    # each answer's fate is on its own progress line, and the stop names its limit
+    assert sum("-> no usable edit" in line for line in lines) == 2, lines
+    why = describe_stop(result, agent.max_steps, agent.max_turns)
+    assert why.startswith("max_turns: 2 model calls, 0 patches") and "--max-turns 2" in why
+
+
+def test_a_read_right_after_the_same_read_is_already_shown(tmp_path: Path) -> None:
+    from agents.kernel.tools import SourceTools
+    from codegen_eval.kernelgym.env import SourceView
+
+    (tmp_path / "m.c").write_text("int a;\nint b;\n")
+    tools = SourceTools(SourceView(tmp_path), ["m.c"])
+    first = tools.read_file("m.c")
+    assert "int a;" in first
+    again = tools.read_file("m.c")
+    assert again.startswith("Already shown") and "int a;" not in again
+    tools.read_file("m.c", 2, 2)  # another read in between: the first may have been trimmed
+    assert "int a;" in tools.read_file("m.c")
 
 
 def _model(body: dict[str, Any]) -> Any:
