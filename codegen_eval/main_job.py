@@ -149,7 +149,7 @@ def _run_one(
         n=n,
         ks=tuple(range(1, n + 1)),
         limit=args.limit,
-        progress=sys.stderr.isatty(),
+        progress=True,  # a bar on a terminal; on a pipe a plain line every 30 s, never silent
         header={"model": args.model, "solver": name, "job": "main", "options": described},
     )
     print(f"main job: {name} on {len(run_tasks)} suite(s), {args.limit} problem(s) each...",

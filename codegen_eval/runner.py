@@ -19,6 +19,7 @@ import asyncio
 import fnmatch
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Awaitable, Sequence
@@ -158,11 +159,26 @@ class _Progress:
     def __enter__(self) -> _Progress:
         if self._p is not None:
             self._p.start()
+        elif self._lines:
+            # a heartbeat: a line every interval even while nothing finishes (one slow model
+            # call on a local model can take minutes; a pipe must not look hung meanwhile)
+            self._stop = threading.Event()
+            self._beat = threading.Thread(target=self._heartbeat, daemon=True, name="progress")
+            self._beat.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._p is not None:
             self._p.stop()
+        elif self._lines:
+            self._stop.set()
+            self._beat.join()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(max(0.05, self._next_line - time.monotonic())):
+            if time.monotonic() >= self._next_line:
+                self._next_line = time.monotonic() + self._interval_s
+                print(self.line(), file=sys.stderr, flush=True)
 
     def add(self, *, gen: int = 0, score: int = 0) -> None:
         self._totals["gen"] += gen

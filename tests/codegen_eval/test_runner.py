@@ -219,3 +219,16 @@ async def test_resume_with_retry_infra_redoes_only_the_infra_errors(tmp_path: Pa
     assert all(r["status"] == "pass" for r in contents.scores.values())
     assert all("generation_error" not in (c.get("metadata") or {})
                for c in contents.candidates.values())  # fmt: skip
+
+
+def test_progress_on_a_pipe_beats_while_nothing_finishes(capsys) -> None:
+    import time as _time
+
+    from codegen_eval.runner import _Progress
+
+    with _Progress(True, interval_s=0.1) as progress:
+        progress.add(gen=3, score=3)
+        _time.sleep(0.6)  # one slow model call: nothing is done yet
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("progress:")]
+    assert len(lines) >= 2, lines  # generous: a line every 0.1 s would give about 6
+    assert lines[0].startswith("progress: scored 0/3, generated 0/3")
