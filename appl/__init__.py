@@ -15,6 +15,7 @@ prompt have resolved, so independent calls run in parallel without any asyncio i
 See docs/appl.md.
 """
 
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
 from appl.accounting import Budget, budget, current_usage
@@ -78,6 +79,11 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+try:  # the installed distribution's version: one number for the four packages and their CLIs
+    __version__ = _metadata.version("codegen-lab")
+except _metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
     "AIMessage",
     "ApplError",
@@ -118,6 +124,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "__version__",
     "add_listener",
     "budget",
     "close_models",

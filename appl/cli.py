@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from appl import __version__
+
 COMMAND_MODULES: list[str] = ["appl.cli", "appl.local.cli", "appl.trace.cli", "appl.compiler.cli"]
 
 
@@ -95,6 +97,7 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="appl", description="appl: prompt programs with a parallel dataflow runtime"
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in commands.values():
         sub = subparsers.add_parser(command.name, help=command.help, description=command.help)

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
+from appl import __version__
 from codegen_eval.cli_inputs import CliError, load_plugins, policy_notes, tasks_from_args
 from codegen_eval.cli_preflight import model_preflight, one_line, probe_backend, slurm_executor
 from codegen_eval.run_options import parse_solver_options
@@ -56,6 +57,7 @@ def _parse_ks(text: str) -> tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="codegen-eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--plugin", action="append", default=[], help="import MODULE to register suites")
     sub = p.add_subparsers(dest="command", required=True)
 

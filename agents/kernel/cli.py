@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.kernel.agent import AgentResult, KernelAgent, describe_stop
-from appl import ApplError, Message, run
+from appl import ApplError, Message, __version__, run
 from codegen_eval.kernelgym.env import KernelGym
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 
@@ -342,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(parser, suppress=False)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--bugs", default=None, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("fix", help="let the agent fix one bug")

@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from appl import __version__
 from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 from codegen_eval.kernelgym.runner import RunConfig
@@ -222,6 +223,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kernel-gym", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--bugs", help="directory or JSONL of bug records (default: bundled)")
     parser.add_argument(
         "--runs", type=int, default=3, help="reproducer runs per boot (K; default 3)"
