@@ -152,6 +152,7 @@ def _step_scorer(args: argparse.Namespace) -> Any:
     )
     slurm = SlurmOptions(
         partition=args.slurm_partition,
+        account=args.slurm_account,
         time=args.slurm_time,
         mem=args.slurm_mem,
         cpus_per_task=args.slurm_cpus,
@@ -331,7 +332,9 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
     add("--slurm-partition", default=d(None))
     add("--slurm-time", default=d("01:00:00"), help="time limit per step job")
     add("--slurm-mem", default=d(None), help="memory per step job, e.g. 4G")
-    add("--slurm-cpus", type=int, default=d(2), help="CPUs per step job")
+    add("--slurm-account", default=d(None), help="the account to charge (default: yours)")
+    add("--slurm-cpus", "--slurm-cpus-per-task", dest="slurm_cpus", type=int, default=d(2),
+        help="CPUs per step job")  # fmt: skip
     add("--slurm-workdir", default=d(None), help="job files, on storage the nodes share")
 
 

@@ -37,6 +37,14 @@ def _progress(text: str) -> None:
 def _bugs(args: argparse.Namespace) -> list[BugRecord]:
     bugs = load_records(args.bugs) if getattr(args, "bugs", None) else bundled_bugs()
     tier = getattr(args, "tier", None)
+    wanted = set(getattr(args, "bug", None) or ())
+    if wanted:
+        unknown = sorted(wanted - {b.id for b in bugs})
+        if unknown:
+            known = ", ".join(b.id for b in bugs[:12])
+            console.print(f"[red]unknown bug {unknown[0]!r}[/red]; known: {known}")
+            raise SystemExit(2)
+        bugs = [b for b in bugs if b.id in wanted]
     config = Path(args.config).read_text() if getattr(args, "config", None) else None
     repro = Path(args.repro).read_text() if getattr(args, "repro", None) else None
     return [
@@ -253,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="reproduce every bug, then apply its fix")
     p.add_argument("--tier", type=int, help="only bugs of this tier (0: modules, 1: KASAN)")
     p.add_argument(
+        "--bug", action="append", metavar="ID", help="only this bug (repeatable; kernel-gym list)"
+    )
+    p.add_argument(
         "--patches",
         default="developer",
         choices=["developer", "none"],
@@ -270,7 +281,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slurm-account", help="the account to charge (default: yours)")
     p.add_argument("--slurm-time", default="02:00:00", help="time limit per bug job")
     p.add_argument("--slurm-mem", help="memory per bug job, e.g. 8G")
-    p.add_argument("--slurm-cpus", type=int, default=2, help="CPUs per bug job (default 2)")
+    p.add_argument(
+        "--slurm-cpus",
+        "--slurm-cpus-per-task",
+        dest="slurm_cpus",
+        type=int,
+        default=2,
+        help="CPUs per bug job (default 2)",
+    )
     p.add_argument(
         "--slurm-workdir", help="job files, on storage the nodes share (default runs/slurm)"
     )

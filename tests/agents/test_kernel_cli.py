@@ -132,3 +132,10 @@ def test_fix_ends_with_a_table_and_agent_end_whatever_the_model_says(tmp_path, c
     assert end["stopped"] in ("model_error", "max_turns") and end["turns"] >= 3
     assert server.overflows >= 1  # the first, too long, request was refused and retried
     assert any("non-JSON" in e for e in end["errors"])
+
+
+def test_slurm_account_and_cpu_spellings() -> None:
+    args = cli.build_parser().parse_args(
+        ["bench", "--slurm-account", "lab", "--slurm-cpus-per-task", "3"]
+    )
+    assert args.slurm_account == "lab" and args.slurm_cpus == 3

@@ -36,3 +36,20 @@ def test_every_subcommand_argument_has_help() -> None:
         for action in sub._actions:
             if action.dest != "help":
                 assert action.help, f"kernel-gym {name}: {action.dest} has no help"
+
+
+def test_bench_selects_bugs_by_id(capsys) -> None:
+    args = cli.build_parser().parse_args(["bench", "--bug", "t0-warn", "--bug", "t0-gpf"])
+    assert sorted(b.id for b in cli._bugs(args)) == ["t0-gpf", "t0-warn"]
+    import pytest
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["bench", "--bug", "t0-nosuch"])
+    assert stop.value.code == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "unknown bug 't0-nosuch'" in out and "t0-warn" in out
+
+
+def test_slurm_cpu_option_has_one_name_in_both_spellings() -> None:
+    args = cli.build_parser().parse_args(["bench", "--slurm-cpus-per-task", "3"])
+    assert args.slurm_cpus == 3
