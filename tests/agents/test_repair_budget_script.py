@@ -73,9 +73,12 @@ def test_a_stop_keeps_the_work_and_is_marked(tmp_path: Path) -> None:
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
         try:
             deadline = time.monotonic() + 120
-            while len(server.requests) < 2 and time.monotonic() < deadline:
-                time.sleep(0.2)  # both runs are waiting on the model
-            assert len(server.requests) >= 2
+            # both runs are waiting on the model: generate's 2 samples and repair's first
+            # round (its own process, so its own request); 2 could be generate's alone, with
+            # the repair run not yet started
+            while len(server.requests) < 3 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert len(server.requests) >= 3
             driver.send_signal(signal.SIGTERM)
             output, _ = driver.communicate(timeout=60)
         finally:
