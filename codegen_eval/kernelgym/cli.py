@@ -37,7 +37,7 @@ def _progress(text: str) -> None:
 def _bugs(args: argparse.Namespace) -> list[BugRecord]:
     bugs = load_records(args.bugs) if getattr(args, "bugs", None) else bundled_bugs()
     tier = getattr(args, "tier", None)
-    wanted = set(getattr(args, "bug", None) or ())
+    wanted = set(getattr(args, "only_bugs", None) or ())  # bench --bug (reproduce's bug is one id)
     if wanted:
         unknown = sorted(wanted - {b.id for b in bugs})
         if unknown:
@@ -261,7 +261,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="reproduce every bug, then apply its fix")
     p.add_argument("--tier", type=int, help="only bugs of this tier (0: modules, 1: KASAN)")
     p.add_argument(
-        "--bug", action="append", metavar="ID", help="only this bug (repeatable; kernel-gym list)"
+        "--bug",
+        action="append",
+        dest="only_bugs",
+        metavar="ID",
+        help="only this bug (repeatable; kernel-gym list)",
     )
     p.add_argument(
         "--patches",

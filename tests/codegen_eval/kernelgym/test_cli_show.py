@@ -50,6 +50,13 @@ def test_bench_selects_bugs_by_id(capsys) -> None:
     assert "unknown bug 't0-nosuch'" in out and "t0-warn" in out
 
 
+def test_reproduce_and_try_find_their_one_bug() -> None:
+    for argv in (["reproduce", "t0-null-deref"], ["try", "t0-null-deref", "x.patch"]):
+        args = cli.build_parser().parse_args(argv)
+        assert [b.id for b in cli._bugs(args) if b.id == "t0-null-deref"] == ["t0-null-deref"]
+        assert cli._find(args, "t0-null-deref").id == "t0-null-deref"
+
+
 def test_slurm_cpu_option_has_one_name_in_both_spellings() -> None:
     args = cli.build_parser().parse_args(["bench", "--slurm-cpus-per-task", "3"])
     assert args.slurm_cpus == 3
