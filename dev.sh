@@ -13,6 +13,10 @@ case "$cmd" in
     ;;
   test)
     scripts/setup.sh --local-model
+    # the project's habits first: a lint or format error fails the run before any test
+    .venv/bin/ruff check . || { echo "dev.sh test: ruff check failed (ruff check --fix .)" >&2; exit 1; }
+    .venv/bin/ruff format --check . >/dev/null \
+      || { echo "dev.sh test: files need formatting (ruff format .)" >&2; exit 1; }
     set +e
     .venv/bin/python -m pytest -q -ra "$@"
     rc=$?
