@@ -72,6 +72,13 @@ class Frame:
         self.child_counts: defaultdict[str, int] = defaultdict(int)
         self.gen_counts: defaultdict[int, int] = defaultdict(int)
 
+    def child_path(self, name: str) -> str:
+        """The logical path of the next call of `name` made from this frame ("name[i]", i
+        counting this frame's earlier calls of it, in program order)."""
+        index = self.child_counts[name]
+        self.child_counts[name] = index + 1
+        return f"{self.path}/{name}[{index}]"
+
 
 _frame: contextvars.ContextVar[Frame | None] = contextvars.ContextVar("appl_frame", default=None)
 
@@ -320,12 +327,7 @@ class PplFunction:
         return f"<ppl function {self.original.__qualname__} ctx={self.ctx_mode}>"
 
     def _make_frame(self, parent: Frame | None, rt: Runtime) -> Frame:
-        if parent is None:
-            path = self.name
-        else:
-            index = parent.child_counts[self.name]
-            parent.child_counts[self.name] = index + 1
-            path = f"{parent.path}/{self.name}[{index}]"
+        path = self.name if parent is None else parent.child_path(self.name)
         mode = self.ctx_mode
         if mode == "resume":
             if self._resume_ctx is None:
@@ -489,9 +491,7 @@ def library_run(name: str) -> Iterator[tuple[str, str]]:
     parent = _frame.get()
     rt = _runtime.get()
     if parent is not None and rt is not None and not rt.closed:
-        index = parent.child_counts[name]
-        parent.child_counts[name] = index + 1
-        yield rt.run_id, f"{parent.path}/{name}[{index}]"
+        yield rt.run_id, parent.child_path(name)
         return
     from appl.runtime import standalone_run
 

@@ -91,11 +91,16 @@ def use_tool_replayer(replayer: ToolReplayer) -> Iterator[None]:
         _tool_replayer.reset(token)
 
 
-def resolve_model(alias: str | None, identity: CallIdentity) -> ModelAPI:
-    """THE place where the runtime gets a ModelAPI for a call (see the module docstring)."""
+def resolve_model(
+    alias: str | None, identity: CallIdentity, default: ModelAPI | None = None
+) -> ModelAPI:
+    """THE place where the runtime gets a ModelAPI for a call (see the module docstring).
+    `default`: the ModelAPI to use when no resolver is installed, instead of the alias's."""
     resolver = _resolver_override.get() or _global_resolver
     if resolver is not None:
         return resolver(alias, identity)
+    if default is not None:
+        return default
     from appl.models import get_model  # late: keeps `import appl` light
 
     return get_model(alias)
@@ -414,7 +419,7 @@ class Runtime:
             request,
             identity,
             alias=options.model,
-            options=options.for_event(),
+            options=options,
             on_text=on_text,
         )
 
@@ -464,7 +469,7 @@ async def traced_generate(
     *,
     alias: str | None = None,
     model: ModelAPI | None = None,
-    options: dict[str, Any] | None = None,
+    options: GenOptions | None = None,
     on_text: Callable[[str], None] | None = None,
 ) -> GenResponse:
     """Send one model request the way every gen does: traced (gen_request, then gen_response
@@ -478,13 +483,13 @@ async def traced_generate(
         events.emit(
             "gen_request",
             run_id,
-            {"request": request_to_jsonable(request), "options": options or {}},
+            {
+                "request": request_to_jsonable(request),
+                "options": options.for_event() if options is not None else {},
+            },
             identity,
         )
-    if model is None or _resolver_override.get() is not None or _global_resolver is not None:
-        api = resolve_model(alias, identity)
-    else:
-        api = model
+    api = resolve_model(alias, identity, default=model)
     started = time.perf_counter()
     chunks: list[str] | None = None
     if on_text is not None and events.has_listeners():

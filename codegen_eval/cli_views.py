@@ -98,15 +98,14 @@ def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    rows = sample_rows(log)
-    if sample_id is not None:
-        rows = [r for r in rows if r["id"] == sample_id]
-        if not rows:
-            ids = sorted({str(r["id"]) for r in sample_rows(log)})
-            near = [i for i in ids if sample_id in i][:5] or ids[:5]
-            print(f"codegen-eval: error: no sample {sample_id!r} in {log}; ids look like "
-                  f"{', '.join(near)}", file=sys.stderr)  # fmt: skip
-            return 1
+    every = sample_rows(log)
+    rows = every if sample_id is None else [r for r in every if r["id"] == sample_id]
+    if sample_id is not None and not rows:
+        ids = sorted({str(r["id"]) for r in every})
+        near = [i for i in ids if sample_id in i][:5] or ids[:5]
+        print(f"codegen-eval: error: no sample {sample_id!r} in {log}; ids look like "
+              f"{', '.join(near)}", file=sys.stderr)  # fmt: skip
+        return 1
     if as_json:
         print(json.dumps(rows if sample_id else [
             {k: v for k, v in r.items() if k not in ("code", "raw")} for r in rows
@@ -144,8 +143,7 @@ def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from codegen_eval.compare import load_runs, print_comparison, render_comparison_html
-    from codegen_eval.report import print_table, render_html
-    from codegen_eval.report_samples import sample_rows
+    from codegen_eval.report import render_html
 
     runs, ks = load_runs(args.logs, args.k)
     for run in runs:

@@ -394,81 +394,56 @@ async def run_compiler(
         plan_format, PLANNER_JSON_PROMPT
     )
     joiner = resolve_model(joiner_model if joiner_model is not None else model)
+    # the whole run inside one run of the trace (appl.core.library_run)
     with library_run("run_compiler") as (run_id, path):
-        return await _compile(
-            question, table, planner, joiner, path, run_id,
-            planner_prompt=fill(planner_prompt or default, table),
-            joiner_prompt=joiner_prompt or JOINER_PROMPT,
-            plan_format=plan_format, max_rounds=max_rounds, max_concurrency=max_concurrency,
-            latency=latency, temperature=temperature, on_step=on_step,
-        )  # fmt: skip
-
-
-async def _compile(
-    question: str,
-    table: dict[str, PlanTool],
-    planner: tuple[ModelAPI, str],
-    joiner: tuple[ModelAPI, str],
-    path: str,
-    run_id: str,
-    *,
-    planner_prompt: str,
-    joiner_prompt: str,
-    plan_format: PlanFormat,
-    max_rounds: int,
-    max_concurrency: int | None,
-    latency: LatencyModel | None,
-    temperature: float | None,
-    on_step: Callable[[StepRecord], None] | None,
-) -> CompilerResult:
-    t0 = time.perf_counter()
-    async with Executor(
-        table, max_concurrency=max_concurrency, latency=latency, t0=t0, run_id=run_id
-    ) as ex:
-        run = _Run(
-            question,
-            table,
-            planner=planner,
-            joiner=joiner,
-            planner_prompt=planner_prompt,
-            joiner_prompt=joiner_prompt,
-            plan_format=plan_format,
-            max_rounds=max_rounds,
-            executor=ex,
-            temperature=temperature,
-            on_step=on_step,
-            path=path,
+        t0 = time.perf_counter()
+        async with Executor(
+            table, max_concurrency=max_concurrency, latency=latency, t0=t0, run_id=run_id
+        ) as ex:
+            run = _Run(
+                question,
+                table,
+                planner=planner,
+                joiner=joiner,
+                planner_prompt=fill(planner_prompt or default, table),
+                joiner_prompt=joiner_prompt or JOINER_PROMPT,
+                plan_format=plan_format,
+                max_rounds=max_rounds,
+                executor=ex,
+                temperature=temperature,
+                on_step=on_step,
+                path=path,
+            )
+            answer: str | None = None
+            for round_no in range(1, max_rounds + 1):
+                await run.plan(round_no)
+                await ex.wait_idle()
+                decision = await run.join(round_no)
+                if decision.action == "finish":
+                    answer = decision.text
+                    break
+        result = CompilerResult(
+            question=question,
+            answer=answer,
+            rounds=len(run.plans),
+            plans=run.plans,
+            steps=sorted(ex.records.values(), key=lambda r: r.id),
+            issues=run.issues,
+            joins=run.joins,
+            usage=run.usage,
+            cost_usd=run.cost,
+            llm_calls=run.calls,
+            wall_s=time.perf_counter() - t0,
+            timeline=ex.timeline,
         )
-        answer: str | None = None
-        for round_no in range(1, max_rounds + 1):
-            await run.plan(round_no)
-            await ex.wait_idle()
-            decision = await run.join(round_no)
-            if decision.action == "finish":
-                answer = decision.text
-                break
-    result = CompilerResult(
-        question=question,
-        answer=answer,
-        rounds=len(run.plans),
-        plans=run.plans,
-        steps=sorted(ex.records.values(), key=lambda r: r.id),
-        issues=run.issues,
-        joins=run.joins,
-        usage=run.usage,
-        cost_usd=run.cost,
-        llm_calls=run.calls,
-        wall_s=time.perf_counter() - t0,
-        timeline=ex.timeline,
-    )
-    if answer is None:
-        reason = run.joins[-1].text if run.joins else ""
-        raise RoundLimitError(
-            f"no answer after {max_rounds} round(s): the joiner still asked for a new plan "
-            f"({reason!r}); raise max_rounds or check the plan problems in .result.issues",
-            result=result,
-        )
-    return result
+        if answer is None:
+            reason = run.joins[-1].text if run.joins else ""
+            raise RoundLimitError(
+                f"no answer after {max_rounds} round(s): the joiner still asked for a new plan "
+                f"({reason!r}); raise max_rounds or check the plan problems in .result.issues",
+                result=result,
+            )
+        return result
 
 
 def summarize(result: CompilerResult) -> str:

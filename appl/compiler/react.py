@@ -26,7 +26,7 @@ from appl.compiler.plan import RoundLimitError, text_of
 from appl.compiler.prompts import REACT_PROMPT, clip, fill
 from appl.compiler.tools import PlanTool, as_plan_tools
 from appl.core import library_run
-from appl.types import GenRequest, Message, ModelAPI, Usage
+from appl.types import GenRequest, Message, Usage
 
 _ACTION_LINE = re.compile(r"^\s*Action\s*:\s*(.+?)\s*$", re.M | re.I)
 
@@ -93,100 +93,89 @@ async def run_react(
     """Answer with a ReAct loop; raises RoundLimitError (with `.result`) after max_turns."""
     table = as_plan_tools(tools)
     api, alias = resolve_model(model)
+    # the whole loop inside one run of the trace (appl.core.library_run)
     with library_run("run_react") as (run_id, path):
-        return await _react(question, table, (api, alias), run_id, path, prompt, mode, max_turns,
-                            temperature)  # fmt: skip
-
-
-async def _react(
-    question: str,
-    table: dict[str, PlanTool],
-    model: tuple[ModelAPI, str],
-    run_id: str,
-    path: str,
-    prompt: str | None,
-    mode: Literal["text", "tools"],
-    max_turns: int,
-    temperature: float | None,
-) -> ReactResult:
-    alias = model[1]
-    t0 = time.perf_counter()
-    messages = [Message("user", f"Question: {question}")]
-    if mode == "text":
-        messages.insert(0, Message("system", fill(prompt or REACT_PROMPT, table)))
-    elif prompt:
-        messages.insert(0, Message("system", fill(prompt, table)))
-    result = ReactResult(question, None, [])
-    # One thread per turn at most, but a private pool keeps the comparison with the compiler
-    # free of asyncio's shared default pool.
-    pool = ThreadPoolExecutor(4, thread_name_prefix="appl-react")
-    try:
-        for turn_no in range(max_turns):
-            request = GenRequest(model=alias, messages=list(messages), temperature=temperature)
-            if mode == "text":
-                request.stop = ["Observation:"]  # the model must not invent the observation
-            else:
-                request.tools = [t.spec for t in table.values()]
-            started = time.perf_counter()
-            response = await traced_request(run_id, f"{path}/turn@T{turn_no}", model, request)
-            llm_s = time.perf_counter() - started
-            result.usage = result.usage + response.usage
-            result.cost_usd += response.cost_usd
-            result.llm_calls += 1
-            if mode == "tools":
-                if not response.tool_calls:
-                    result.turns.append(ReactTurn(response.text, "Finish", llm_s=llm_s))
-                    result.answer = response.text.strip()
+        t0 = time.perf_counter()
+        messages = [Message("user", f"Question: {question}")]
+        if mode == "text":
+            messages.insert(0, Message("system", fill(prompt or REACT_PROMPT, table)))
+        elif prompt:
+            messages.insert(0, Message("system", fill(prompt, table)))
+        result = ReactResult(question, None, [])
+        # One thread per turn at most, but a private pool keeps the comparison with the compiler
+        # free of asyncio's shared default pool.
+        pool = ThreadPoolExecutor(4, thread_name_prefix="appl-react")
+        try:
+            for turn_no in range(max_turns):
+                request = GenRequest(model=alias, messages=list(messages), temperature=temperature)
+                if mode == "text":
+                    request.stop = ["Observation:"]  # the model must not invent the observation
+                else:
+                    request.tools = [t.spec for t in table.values()]
+                started = time.perf_counter()
+                response = await traced_request(
+                    run_id, f"{path}/turn@T{turn_no}", (api, alias), request
+                )
+                llm_s = time.perf_counter() - started
+                result.usage = result.usage + response.usage
+                result.cost_usd += response.cost_usd
+                result.llm_calls += 1
+                if mode == "tools":
+                    if not response.tool_calls:
+                        result.turns.append(ReactTurn(response.text, "Finish", llm_s=llm_s))
+                        result.answer = response.text.strip()
+                        break
+                    messages.append(
+                        Message("assistant", response.text or None, response.tool_calls)
+                    )
+                    for call in response.tool_calls:
+                        turn = ReactTurn(response.text, call.name, llm_s=llm_s)
+                        tool = table.get(call.name)
+                        try:
+                            args = json.loads(call.arguments or "{}")
+                            if tool is None:
+                                raise ValueError(
+                                    f"unknown tool {call.name!r}; available: {sorted(table)}"
+                                )
+                        except ValueError as exc:
+                            turn.ok, turn.observation = False, f"Error: {exc}"
+                        else:
+                            turn.args = args
+                            await _observe(turn, tool, args, pool)
+                        result.turns.append(turn)
+                        messages.append(Message("tool", turn.observation, tool_call_id=call.id))
+                    continue
+                text = response.text
+                turn = ReactTurn(text, "", llm_s=llm_s)
+                result.turns.append(turn)
+                lines = _ACTION_LINE.findall(text)
+                if lines and re.match(r"Finish\b", lines[0], re.I):
+                    turn.action = "Finish"
+                    result.answer = parse_join(f"Action: {lines[0]}").text
                     break
-                messages.append(Message("assistant", response.text or None, response.tool_calls))
-                for call in response.tool_calls:
-                    turn = ReactTurn(response.text, call.name, llm_s=llm_s)
-                    tool = table.get(call.name)
-                    try:
-                        args = json.loads(call.arguments or "{}")
-                        if tool is None:
-                            raise ValueError(
-                                f"unknown tool {call.name!r}; available: {sorted(table)}"
-                            )
-                    except ValueError as exc:
-                        turn.ok, turn.observation = False, f"Error: {exc}"
-                    else:
-                        turn.args = args
-                        await _observe(turn, tool, args, pool)
-                    result.turns.append(turn)
-                    messages.append(Message("tool", turn.observation, tool_call_id=call.id))
-                continue
-            text = response.text
-            turn = ReactTurn(text, "", llm_s=llm_s)
-            result.turns.append(turn)
-            lines = _ACTION_LINE.findall(text)
-            if lines and re.match(r"Finish\b", lines[0], re.I):
-                turn.action = "Finish"
-                result.answer = parse_join(f"Action: {lines[0]}").text
-                break
-            messages.append(Message("assistant", text))
-            try:
-                if not lines:
-                    raise PlanSyntaxError("no 'Action: tool(args)' line")
-                name, positional, keywords = parse_call(lines[0], allow_refs=False)
-                tool = table.get(name)
-                turn.action = name
-                if tool is None:
-                    raise ValueError(f"unknown tool {name!r}; available: {sorted(table)}")
-                args = _bind(tool, positional, keywords)
-            except ValueError as exc:  # PlanSyntaxError is a ValueError
-                turn.ok, turn.observation = False, f"Error: {exc}"
-            else:
-                turn.args = args
-                await _observe(turn, tool, args, pool)
-            messages.append(Message("user", f"Observation: {turn.observation}"))
-    finally:
-        # A timed-out sync tool may still hold its thread: never wait for it.
-        pool.shutdown(wait=False, cancel_futures=True)
-    result.wall_s = time.perf_counter() - t0
-    if result.answer is None:
-        raise RoundLimitError(f"ReAct gave no answer within {max_turns} turns", result=result)
-    return result
+                messages.append(Message("assistant", text))
+                try:
+                    if not lines:
+                        raise PlanSyntaxError("no 'Action: tool(args)' line")
+                    name, positional, keywords = parse_call(lines[0], allow_refs=False)
+                    tool = table.get(name)
+                    turn.action = name
+                    if tool is None:
+                        raise ValueError(f"unknown tool {name!r}; available: {sorted(table)}")
+                    args = _bind(tool, positional, keywords)
+                except ValueError as exc:  # PlanSyntaxError is a ValueError
+                    turn.ok, turn.observation = False, f"Error: {exc}"
+                else:
+                    turn.args = args
+                    await _observe(turn, tool, args, pool)
+                messages.append(Message("user", f"Observation: {turn.observation}"))
+        finally:
+            # A timed-out sync tool may still hold its thread: never wait for it.
+            pool.shutdown(wait=False, cancel_futures=True)
+        result.wall_s = time.perf_counter() - t0
+        if result.answer is None:
+            raise RoundLimitError(f"ReAct gave no answer within {max_turns} turns", result=result)
+        return result
 
 
 async def _observe(

@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.table import Table
@@ -41,9 +41,7 @@ def _bugs(args: argparse.Namespace) -> list[BugRecord]:
     if wanted:
         unknown = sorted(wanted - {b.id for b in bugs})
         if unknown:
-            known = ", ".join(b.id for b in bugs[:12])
-            console.print(f"[red]unknown bug {unknown[0]!r}[/red]; known: {known}")
-            raise SystemExit(2)
+            _unknown_bug(unknown[0], bugs)
         bugs = [b for b in bugs if b.id in wanted]
     config = Path(args.config).read_text() if getattr(args, "config", None) else None
     repro = Path(args.repro).read_text() if getattr(args, "repro", None) else None
@@ -56,10 +54,16 @@ def _bugs(args: argparse.Namespace) -> list[BugRecord]:
 
 
 def _find(args: argparse.Namespace, bug_id: str) -> BugRecord:
-    for bug in _bugs(args):
+    bugs = _bugs(args)
+    for bug in bugs:
         if bug.id == bug_id:
             return bug
-    console.print(f"[red]unknown bug {bug_id!r}[/red]; try `kernel-gym list`")
+    _unknown_bug(bug_id, bugs)
+
+
+def _unknown_bug(bug_id: str, bugs: list[BugRecord]) -> NoReturn:
+    known = ", ".join(b.id for b in bugs[:12])
+    console.print(f"[red]unknown bug {bug_id!r}[/red]; known: {known} (`kernel-gym list`)")
     raise SystemExit(2)
 
 
