@@ -213,7 +213,8 @@ def denominator_lines(rows: Sequence[dict[str, Any]], ks: Sequence[int]) -> list
         here = ", ".join(f"pass@{k} {_fmt(r['here'][k])}" for k in ks)
         comp = ", ".join(f"pass@{k} {_fmt(r['comparable'][k])}" for k in ks)
         out.append(
-            f"{r['suite']}: {here} over {plural(r['scored'], 'problem')} scorable here; {comp} over "
+            f"{r['suite']}: {here} over {plural(r['scored'], 'problem')} scorable here; "
+            f"{comp} over "
             f"all {r['total']} (upstream-comparable: {r['excluded']} excluded count as failures)"
         )
     return out
@@ -327,7 +328,8 @@ th{background:#f0f0f0}td.l,th.l{text-align:left}tr.suite td{font-weight:bold;bac
 .plots{display:flex;flex-wrap:wrap}
 td.id{white-space:nowrap}details.sample summary{cursor:pointer;font-family:monospace}
 summary.pass{color:#2a7a2a}summary.fail,summary.error{color:#b22}
-details.sample pre{background:#f7f7f7;padding:6px;max-height:30em;overflow:auto;white-space:pre-wrap}
+details.sample pre{background:#f7f7f7;padding:6px;max-height:30em;overflow:auto;
+white-space:pre-wrap}
 """
 _COLORS = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7"]
 

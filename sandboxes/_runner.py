@@ -379,9 +379,10 @@ def classify(
     rlimits, or let a child of its own be killed for memory.
 
     `rc` is the launcher's return code (exact for unsafe-local, whose launcher reaps the
-    payload itself); `end` the init's report of the payload's main process (bwrap). Without a report, a shell-style 128+N from bwrap is read as signal N:
-    bwrap's own pid 1 (no C compiler) or an init killed before it reported (an OOM kill of
-    the whole group, our own kill): then the cgroup's counters or our kill decide.
+    payload itself); `end` the init's report of the payload's main process (bwrap). Without
+    a report, a shell-style 128+N from bwrap is read as signal N: bwrap's own pid 1 (no C
+    compiler) or an init killed before it reported (an OOM kill of the whole group, our own
+    kill): then the cgroup's counters or our kill decide.
 
     - memory_limit: the cgroup recorded an OOM kill AND the payload itself was SIGKILLed (or
       its init could not report). A child killed for memory while the payload exited on its

@@ -7,8 +7,8 @@ replaces docker's default), an unprivileged user, our own non-dumpable init (ini
 bwrap uses) as pid 1, so the payload can neither ptrace it, read its memory nor write its
 `/proc/1/oom_score_adj` (docker's tini ran as the payload's uid, dumpable), rlimits as
 ulimits, the run directory bind-mounted at /sandbox, `extra_ro_binds` read-only, the host's
-CUDA toolkit read-only when there is one. The wall limit is a kill from outside; output is read from the log streams and
-cut at the cap while reading.
+CUDA toolkit read-only when there is one. The wall limit is a kill from outside; output is
+read from the log streams and cut at the cap while reading.
 
 Accounting: with a local engine using the cgroupfs driver (scripts/docker-local.sh starts one)
 and root, each container goes under a per-run cgroup of ours (`cgroup_parent`), the same kind

@@ -1,7 +1,8 @@
 """Boot a kernel in QEMU with its serial console captured, under a watchdog.
 
 One call = one VM: `await run_vm(spec)` starts QEMU (no network, no display, serial console on
-stdout) confined like any payload (confine.py: a uid of its own, bubblewrap, seccomp, a cgroup), streams the console into memory (capped) and optionally a log file, and ends it as a
+stdout) confined like any payload (confine.py: a uid of its own, bubblewrap, seccomp, a
+cgroup), streams the console into memory (capped) and optionally a log file, and ends it as a
 whole process group when it exits, when nothing is printed at all for `no_output_s`, when the
 output stops for `hang_s`, at `wall_s`, at the output cap, or shortly after a `stop_patterns`
 match. What the guest did is a `VMResult`; only a broken host (QEMU missing) raises.

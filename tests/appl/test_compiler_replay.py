@@ -19,7 +19,10 @@ from appl.trace import read_trace, recording, replaying
 from appl.trace._model import build_view
 from tests.appl.test_compiler_run import JOINER, PLANNER, Calls, finish
 
-PLAN = '1. search("Barack Obama age")\n2. search("Michelle Obama age")\n3. math("${1} - ${2}")\n4. join()\n'
+PLAN = (
+    '1. search("Barack Obama age")\n2. search("Michelle Obama age")\n'
+    '3. math("${1} - ${2}")\n4. join()\n'
+)
 
 
 def _rules() -> list[Rule]:
