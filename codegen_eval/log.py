@@ -6,7 +6,8 @@ Record types (field "type"):
   candidate  a generated candidate (code, raw reply, metadata) - so a resumed run scores it
              without generating it again
   score      one scored candidate: suite, sample_id, index, code_hash, value, status,
-             failure_class, metrics, explanation, language, variant, cached
+             failure_class, metrics, explanation, language, variant, cached, and
+             score_metadata (a scorer's structured details) when the scorer gave any
   excluded   a sample left out on purpose (known-bad upstream problem) with the reason
   end        the run finished (interrupted=false) or stopped on Ctrl-C (interrupted=true)
 

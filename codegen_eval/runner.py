@@ -279,6 +279,8 @@ class _Run:
             "elapsed_s": round(time.monotonic() - t0, 4),
             "candidate": {k: v for k, v in cand.metadata.items() if k != "raw"},
         }
+        if score.metadata:
+            rec["score_metadata"] = score.metadata
         if info is not None:
             rec["executor"] = info
         self.log.write(rec)
@@ -465,6 +467,7 @@ async def run_eval(
                     rec.get("failure_class"),
                     dict(rec.get("metrics") or {}),
                     rec.get("explanation", ""),
+                    metadata=dict(rec.get("score_metadata") or {}),
                 ),
             )
     excluded: list[dict[str, Any]] = []

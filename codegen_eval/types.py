@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -30,10 +31,20 @@ class Candidate:
     metadata: dict[str, Any] = field(default_factory=dict)  # model, temperature, seed, tokens...
 
 
+class ScoreStatus(StrEnum):
+    """What a scorer concluded. A `str` subclass: it compares equal to, and serializes as,
+    the plain strings older logs carry (`"pass"`), so those logs read unchanged."""
+
+    PASS = "pass"  # the candidate does what the sample asks
+    FAIL = "fail"  # it does not (the failure class says how)
+    SKIPPED = "skipped"  # it could not be judged here (no GPU, an excluded problem)
+    ERROR = "error"  # the scoring machinery failed, not the candidate (infra_error)
+
+
 @dataclass(slots=True)
 class Score:
     value: float  # 1.0 pass, 0.0 fail (partial credit allowed by some suites)
-    status: str  # "pass" | "fail" | "skipped" | "error"
+    status: ScoreStatus  # a plain "pass"/"fail"/... is accepted and converted
     failure_class: str | None = None  # e.g. "compile_error:syntax", "wrong_answer", "timeout"
     metrics: dict[str, float] = field(default_factory=dict)  # e.g. runtime_s, speedup
     explanation: str = ""
@@ -42,6 +53,14 @@ class Score:
     # observed of the candidate's own build and runs (omp-pragma: "needs atomic or critical"),
     # so that feedback does not hand a repair agent part of the answer plain sampling lacks.
     feedback: str | None = None
+    # Structured, JSON-serializable details a suite wants in the log next to the verdict
+    # (the kernel gym's crash titles and localization, a reader's upstream verdict), so
+    # that nobody packs JSON into `explanation`.
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # ValueError on a status outside the vocabulary: a typo fails where it is made.
+        self.status = ScoreStatus(self.status)
 
     @property
     def model_feedback(self) -> str:
@@ -68,7 +87,7 @@ class Task:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-class FailureClass:
+class FailureClass(StrEnum):
     """The vocabulary of `Score.failure_class`. A class may carry a detail after a colon
     (``compile_error:undeclared``, ``runtime_crash:SIGSEGV``); reports group by the part
     before the colon and show the detail in a second column."""
@@ -95,4 +114,4 @@ class FailureClass:
 
     @staticmethod
     def with_detail(cls_name: str, detail: str | None) -> str:
-        return f"{cls_name}:{detail}" if detail else cls_name
+        return f"{cls_name}:{detail}" if detail else str(cls_name)

@@ -435,6 +435,7 @@ class SlurmExecutor:
                 s.get("failure_class"),
                 dict(s.get("metrics") or {}),
                 str(s.get("explanation") or ""),
+                metadata=dict(s.get("metadata") or {}),
             )
             info = {
                 "kind": "slurm",

@@ -38,6 +38,7 @@ def score_to_json(score: Score) -> dict[str, Any]:
         "failure_class": score.failure_class,
         "metrics": score.metrics,
         "explanation": score.explanation,
+        "metadata": score.metadata,
     }
 
 
