@@ -10,6 +10,11 @@ kernel address; decided on the host before the VM boots, see imports.py). Whethe
 crash is the expected bug follows syzkaller's notion of the same bug: its title or one of its
 ALT titles equals the expected title (or the expected title's kind-independent form, e.g.
 "bad-access in f"), and a corrupted report never matches.
+
+`resolved` says the patch is *plausible*: the crash no longer reproduces and the reproducer's
+checks pass. Whether it is the developer's fix is reported beside it, for records that carry
+the fix: `localization` (files and functions the candidate changed vs the fix's, localize.py)
+and `matches_fix` (plausible and changing the code of every function the fix changes).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from codegen_eval.kernelgym.kbench import (
     kbench_inputs,
     missing_tree_error,
 )
+from codegen_eval.kernelgym.localize import apply_exact, localize
 from codegen_eval.kernelgym.patch_screen import screen_detectors, screen_patch
 from codegen_eval.kernelgym.records import BugRecord
 from codegen_eval.kernelgym.runner import (
@@ -76,6 +82,13 @@ class StepResult:
     vm_status: str | None = None
     completed_runs: int = 0
     crashes: list[dict[str, Any]] = field(default_factory=list)
+    # A candidate that is `resolved`: no crash in K runs and the checks passed.
+    plausible: bool = False
+    # For records that carry the developer's fix: plausible, and the candidate changes the
+    # code of every function the fix changes (None: no fix known, or the candidate's
+    # functions could not be read from the source). Evidence, not proof: see localize.py.
+    matches_fix: bool | None = None
+    localization: dict[str, Any] | None = None  # localize.Localization.to_dict()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -265,7 +278,8 @@ class Scorer:
         step = await self._score(bug, patch)
         if not patch.strip():
             self._baselines[bug.id] = step
-        elif step.outcome is Outcome.RESOLVED:
+            return step
+        if step.outcome is Outcome.RESOLVED:
             base = await self.check_baseline(bug)
             if not (base.outcome is Outcome.REPRODUCED and base.matches_expected):
                 step.outcome = Outcome.BASELINE_NOT_REPRODUCED
@@ -274,7 +288,46 @@ class Scorer:
                     f"the unpatched build did not reproduce {bug.expected_title!r} "
                     f"(baseline {base.outcome}{seen}): a clean run proves nothing"
                 )
+        self.compare_with_fix(bug, patch, step)
         return step
+
+    def compare_with_fix(self, bug: BugRecord, patch: str, step: StepResult) -> None:
+        """Fill in `plausible`, and for a record with the developer's fix `localization` and
+        `matches_fix`. Pure reading of the two diffs and the pre-image, on the host."""
+        step.plausible = step.outcome is Outcome.RESOLVED
+        fix = bug.developer_patch
+        if not fix.strip():
+            return
+        loc = localize(patch, fix, lambda path: self.pre_image(bug, path))
+        step.localization = loc.to_dict()
+        step.matches_fix = None if loc.covers_fix is None else step.plausible and loc.covers_fix
+
+    def pre_image(self, bug: BugRecord, path: str) -> str | None:
+        """The text of `path` (-p1) that both the candidate and the fix apply to: a module's
+        source, the tree with a tree bug's injected change, a kBench commit's file (from git,
+        no worktree needed). None when it cannot be read."""
+        if not path or path.startswith(("/", "-")) or ".." in path.split("/"):
+            return None
+        try:
+            if bug.kind == "module" and bug.source_dir is not None:
+                target = bug.source_dir / path
+                return target.read_text(errors="replace") if target.is_file() else None
+            if bug.kind == "tree":
+                target = self.tree.source / path
+                if not target.is_file():
+                    return None
+                return apply_exact(
+                    target.read_text(errors="replace"), self._inject_patch(bug), path
+                )
+            if bug.kind == "kbench" and self.linux_tree is not None and bug.kernel_commit:
+                proc = subprocess.run(
+                    ["git", "-C", str(self.linux_tree), "show", f"{bug.kernel_commit}:{path}"],
+                    capture_output=True, timeout=60, check=False,
+                )  # fmt: skip
+                return proc.stdout.decode(errors="replace") if proc.returncode == 0 else None
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            return None
+        return None
 
     async def check_build(self, bug: BugRecord, patch: str) -> StepResult | None:
         """Apply and build `patch` without booting: None when it builds, else the

@@ -143,3 +143,59 @@ def test_the_reproducers_exit_code_for_a_broken_module_is_the_one_the_gym_reads(
     for bug in bundled_bugs():  # every bundled bug opts in and uses the shared checks
         assert bug.kgym.get("repro_checks_function") is True, bug.id
         assert '#include "kgym_repro.h"' in (bug.c_reproducer or ""), bug.id
+
+
+# Plausible vs matching the developer's fix (issue 29 item 3): a clean run says the patch is
+# plausible; the localization beside it says whether it changes what the fix changes.
+DF = next(b for b in bundled_bugs() if b.id == "t1-double-free")
+CALLER_CHECK = (  # refuse the bad size in kgym_df_write: stops the crash, not the fix's place
+    "--- a/kgym_df.c\n+++ b/kgym_df.c\n@@ -37,4 +37,6 @@\n \tif (err)\n \t\treturn err;\n"
+    "+\tif (!size || size > PAGE_SIZE)\n+\t\treturn -EINVAL;\n \tmutex_lock(&kgym_lock);\n"
+    " \terr = kgym_df_resize(size);\n"
+)
+
+
+def _verdict(baseline: StepResult, candidate: StepResult, patch: str) -> StepResult:
+    scorer = _CannedScorer(baseline, candidate)
+    scorer.canned[patch] = candidate
+    return asyncio.run(scorer.score(DF, patch))
+
+
+REPRODUCING = StepResult(Outcome.REPRODUCED, DF.expected_title, matches_expected=True)
+
+
+def test_the_developer_fix_is_plausible_and_matches_itself() -> None:
+    step = _verdict(REPRODUCING, CLEAN, DF.developer_patch)
+    assert step.outcome is Outcome.RESOLVED and step.plausible and step.matches_fix is True
+    assert step.localization is not None
+    assert step.localization["functions"]["fix"] == ["kgym_df.c:kgym_df_resize"]
+    assert step.to_dict()["matches_fix"] is True  # what bench rows and logs carry
+
+
+def test_a_clean_patch_in_another_function_is_plausible_but_not_the_fix() -> None:
+    step = _verdict(REPRODUCING, CLEAN, CALLER_CHECK)
+    assert step.outcome is Outcome.RESOLVED and step.plausible
+    assert step.matches_fix is False
+    assert step.localization is not None
+    assert step.localization["functions"]["candidate"] == ["kgym_df.c:kgym_df_write"]
+
+
+def test_a_patch_at_the_fixs_place_that_still_crashes_is_neither() -> None:
+    crashing = StepResult(Outcome.REPRODUCED, DF.expected_title, matches_expected=True)
+    step = _verdict(REPRODUCING, crashing, DF.developer_patch)
+    assert not step.plausible and step.matches_fix is False
+    assert step.localization is not None and step.localization["covers_fix"] is True
+    # A clean run without a reproducing baseline proves nothing: not plausible either.
+    step = _verdict(StepResult(Outcome.RESOLVED), CLEAN, DF.developer_patch)
+    assert step.outcome is Outcome.BASELINE_NOT_REPRODUCED
+    assert not step.plausible and step.matches_fix is False
+
+
+def test_without_a_developer_fix_there_is_nothing_to_match() -> None:
+    bug = DF.with_inputs()
+    bug.raw.pop("patch")
+    scorer = _CannedScorer(REPRODUCING, CLEAN)
+    scorer.canned[CALLER_CHECK] = CLEAN
+    step = asyncio.run(scorer.score(bug, CALLER_CHECK))
+    assert step.plausible and step.matches_fix is None and step.localization is None
+    assert asyncio.run(scorer.score(bug, "")).localization is None  # the baseline: no patch
