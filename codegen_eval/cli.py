@@ -30,6 +30,7 @@ from typing import Any, NoReturn, cast
 from appl import __version__
 from codegen_eval.cli_inputs import CliError, load_plugins, policy_notes, tasks_from_args
 from codegen_eval.cli_preflight import model_preflight, one_line, probe_backend, slurm_executor
+from codegen_eval.readers.mpirigen import cli as mpirigen_cli
 from codegen_eval.run_options import parse_solver_options
 from codegen_eval.types import Task
 
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--pareval-models", default="serial,omp", help="parallelism models (default serial,omp)"
     )
+    mpirigen_cli.add_run_options(r)
     r.add_argument("--model", default="local", help="appl model alias (default local)")
     r.add_argument(
         "--base-url", help="an OpenAI-compatible server for --model (configures the alias)"
@@ -257,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("id", nargs="?", help="a problem id: its samples' code, verdict, explanation")
     sh.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
 
+    mpirigen_cli.add_subcommands(sub)
     ex = sub.add_parser("export", help="a run log as parquet")
     ex.add_argument("log", help="a run log (JSONL)")
     ex.add_argument("--parquet", required=True, metavar="OUT", help="the parquet file to write")
@@ -555,6 +558,8 @@ def main(argv: list[str] | None = None) -> int:
             from codegen_eval.cli_views import cmd_report
 
             return cmd_report(args)
+        if args.command in mpirigen_cli.COMMANDS:
+            return mpirigen_cli.run_command(args)
         if args.command == "show":
             from codegen_eval.cli_views import show_log
 

@@ -50,10 +50,14 @@ def tasks_from_args(args: argparse.Namespace) -> list[Task]:
         tasks.extend(pareval_tasks(args))
     if args.verilogeval:
         tasks.append(verilogeval_task(args))
+    if getattr(args, "mpirigen", None):
+        from codegen_eval.readers.mpirigen.cli import mpirigen_tasks
+
+        tasks.extend(mpirigen_tasks(args))
     if not tasks:
         raise CliError(
             "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval, "
-            "--pareval or --verilogeval"
+            "--pareval, --verilogeval or --mpirigen"
         )
     return tasks
 
