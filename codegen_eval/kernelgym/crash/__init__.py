@@ -21,7 +21,9 @@ from codegen_eval.kernelgym.crash.reader import (
     marker_lines,
     read_extent,
     sanitize_all,
+    split_line,
 )
+from codegen_eval.kernelgym.crash.symbolized import is_symbolized, unsymbolize
 from codegen_eval.kernelgym.crash.titles import (
     generic_titles,
     normalize_title,
@@ -53,8 +55,32 @@ MAX_LINE = 2048
 MAX_REPORTS = 20
 
 
-def _lines(console: str) -> list[str]:
-    return [line[:MAX_LINE] for line in console.replace("\r", "").split("\n")]
+@dataclass(slots=True)
+class _Console:
+    """A console's lines as the kernel printed them (`lines`), and, when the text came
+    symbolized (a syzbot report), the lines as given and where each printed line came from."""
+
+    lines: list[str]
+    hangup: bool
+    given: list[str] | None = None
+    origin: list[int] | None = None
+
+    def given_text(self, start: int, last: int) -> list[str]:
+        """The report lines start..last as given: with the file:line annotations and the
+        inlined frames (and the copies of the headline) that symbolizing added."""
+        if self.given is None or self.origin is None:
+            return []
+        first = self.origin[start - 1] + 1 if start > 0 else 0
+        return [split_line(x).text for x in self.given[first : self.origin[last] + 1]]
+
+
+def _read(console: str) -> _Console:
+    lines = [line[:MAX_LINE] for line in console.replace("\r", "").split("\n")]
+    hangup = _HANGUP in console
+    if not is_symbolized(console):
+        return _Console(lines, hangup)
+    plain, origin = unsymbolize(lines)
+    return _Console(plain, hangup, lines, origin)
 
 
 # Coarse kinds for agents and logs, from the title's wording (first match wins).
@@ -104,9 +130,8 @@ class CrashReport:
         return same_bug([self.title, *self.alt_titles], expected, corrupted=self.corrupted)
 
 
-def _report_at(
-    lines: list[str], start: int, markers: set[int], hangup: bool
-) -> tuple[CrashReport, int | None]:
+def _report_at(con: _Console, start: int, markers: set[int]) -> tuple[CrashReport, int | None]:
+    lines = con.lines
     family = family_of(lines, start)
     assert family is not None
     extent = read_extent(lines, start, markers)
@@ -116,10 +141,12 @@ def _report_at(
     why = desc.corrupted or corruption(
         desc.title, "".join(f"{x}\n" for x in extent.lines), desc.shape
     )
-    if hangup and not why:
+    if con.hangup and not why:
         why = "the console connection dropped"
     body = extent.lines[: extent.title_lines]
     rip = next((m["func"] for m in map(_RIP.search, body) if m), None)
+    # Agents read the report with its source positions when it came with them.
+    body = con.given_text(start, extent.last) or body
     report = CrashReport(
         title=title,
         kind=kind_of(title),
@@ -138,16 +165,15 @@ def _report_at(
 def parse_console(console: str) -> list[CrashReport]:
     """Every crash report in the console, in order. The panic that follows a report
     (panic_on_warn, oops=panic, fatal exception) is part of that report, not a new crash."""
-    lines = _lines(console)
-    hangup = _HANGUP in console
-    markers = marker_lines(lines)
+    con = _read(console)
+    markers = marker_lines(con.lines)
     marker_set = set(markers)
     reports: list[CrashReport] = []
     resume = 0
     for i in markers:
-        if i < resume or family_of(lines, i) is None:
+        if i < resume or family_of(con.lines, i) is None:
             continue
-        report, next_start = _report_at(lines, i, marker_set, hangup)
+        report, next_start = _report_at(con, i, marker_set)
         reports.append(report)
         if next_start is None or len(reports) == MAX_REPORTS:
             break
@@ -157,9 +183,9 @@ def parse_console(console: str) -> list[CrashReport]:
 
 def first_crash(console: str) -> CrashReport | None:
     """The first report only (what syzkaller's Parse returns)."""
-    lines = _lines(console)
-    markers = marker_lines(lines)
+    con = _read(console)
+    markers = marker_lines(con.lines)
     for i in markers:
-        if family_of(lines, i) is not None:
-            return _report_at(lines, i, set(markers), _HANGUP in console)[0]
+        if family_of(con.lines, i) is not None:
+            return _report_at(con, i, set(markers))[0]
     return None

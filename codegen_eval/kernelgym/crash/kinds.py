@@ -58,6 +58,34 @@ def _warning_walk(*skip: str) -> Walk:
     return Walk((start, TRACE), skip=skip, fallback=(CALL_TRACE, TRACE))
 
 
+_KMSAN_ORIGIN = "(Local variable .* created at:|Uninit was created at:)"
+
+
+def _kmsan(kind: str, title: str, detail: str, alts: tuple[str, ...], skip: tuple[str, ...]
+           ) -> tuple[Shape, Shape]:  # fmt: skip
+    """A KMSAN report's frames come right after its headline; the out-of-tree KMSAN of
+    2017-2021 printed a "Call Trace:" heading (and CPU lines) first, whose frames are the
+    same ones."""
+    headline = f"BUG: KMSAN:{' ' + kind if kind else ''}"
+    old = S(
+        headline,
+        title,
+        detail=detail + r".*\n(?:.*\n){0,4}?Call Trace:",
+        alts=alts,
+        walk=Walk((CALL_TRACE, TRACE, rx(_KMSAN_ORIGIN), TRACE), skip=skip),
+        has_trace=False,
+    )
+    new = S(
+        headline,
+        title,
+        detail=detail,
+        alts=alts,
+        walk=Walk((TRACE, rx(_KMSAN_ORIGIN), TRACE), skip=skip),
+        has_trace=False,
+    )
+    return old, new
+
+
 ONLY_IP = Walk((IP_LINE,))
 _LOCK_HELD_AT = (
     r"(?:.*\n)+?.*leaving the kernel with locks still held(?:.*\n)+?.*at: (?:<PC> +)?<FN>"
@@ -89,30 +117,22 @@ BUG = Family(
         S(r"BUG: KASAN: ([a-z\-]+) on address(?:.*\n)+?.*(Read|Write) of size ([0-9]+)",
           "KASAN: {1} {2}"),
         S("BUG: KASAN: (.*)", "KASAN: {1}", broken=True),
-        S(
-            "BUG: KMSAN: kernel-usb-infoleak",
+        *_kmsan(
+            "kernel-usb-infoleak",
             "KMSAN: kernel-usb-infoleak in {2}",
             detail="BUG: KMSAN: kernel-usb-infoleak in <FN>",
             alts=("KMSAN origin in {3}",),
-            walk=Walk(
-                (TRACE, rx("(Local variable .* created at:|Uninit was created at:)"), TRACE),
-                skip=("alloc_skb", "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
-                      "usb_interrupt_msg", "usb_control_msg"),
-            ),
-            has_trace=False,
+            skip=("alloc_skb", "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
+                  "usb_interrupt_msg", "usb_control_msg"),
         ),
-        S(
-            "BUG: KMSAN:",
+        *_kmsan(
+            "",
             "KMSAN: {1} in {3}",
             detail=r"BUG: KMSAN: ([a-z\-]+) in <FN>",
             alts=("bad-access in {3}",),
-            walk=Walk(
-                (TRACE, rx("(Local variable .* created at:|Uninit was created at:)"), TRACE),
-                # the generic crypto code is where the value is used, rarely where it is wrong
-                skip=("alloc_skb", "netlink_ack", "netlink_rcv_skb", "_encrypt$",
-                      "^(?:crypto|cipher|drbg|rng)_"),
-            ),
-            has_trace=False,
+            # the generic crypto code is where the value is used, rarely where it is wrong
+            skip=("alloc_skb", "netlink_ack", "netlink_rcv_skb", "_encrypt$",
+                  "^(?:crypto|cipher|drbg|rng)_"),
         ),
         S("BUG: KCSAN: data-race", "KCSAN: {1}", detail="BUG: KCSAN: (.*)", has_trace=False),
         S("BUG: KCSAN:", "KCSAN: {1}", detail="BUG: KCSAN: (.*)", has_trace=False),

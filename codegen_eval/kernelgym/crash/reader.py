@@ -98,6 +98,7 @@ class Extent:
     lines: list[str]  # the report's lines (prefix-free)
     title_lines: int  # how many of them the title may be taken from
     next_start: int | None  # line index where the next report starts
+    last: int  # console index of the last line kept within title_lines
 
 
 # Real reports stay under ~1,200 lines (the longest in syzkaller's corpus: NMI backtraces).
@@ -113,6 +114,7 @@ def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
     title_lines = 0
     next_start: int | None = None
     counted = 0
+    last = start
     cut = all_cpus = False
     for i in range(start, min(len(lines), start + MAX_REPORT_LINES)):
         raw = lines[i]
@@ -149,7 +151,8 @@ def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
         body.append(line.text)
         if next_start is None or tagged:
             title_lines = len(body)
-    return Extent(body, title_lines, next_start)
+            last = i
+    return Extent(body, title_lines, next_start, last)
 
 
 def _fill(template: str, args: list[str]) -> str:
