@@ -93,6 +93,7 @@ def describe_step(step: StepResult) -> list[str]:
         lines.append(f"crash seen: {step.title} ({verdict})")
     elif step.outcome in (Outcome.RESOLVED, Outcome.FUNCTION_BROKEN):
         lines.append(f"crash seen: none in {step.completed_runs} run(s)")
+    lines += describe_fix_match(step)
     stages = [f"build {step.build_s:.1f}s"]
     if step.vm_status is None:
         stages.append("not booted" + (f" ({step.outcome})" if step.outcome else ""))
@@ -100,6 +101,26 @@ def describe_step(step: StepResult) -> list[str]:
         stages.append(f"run {step.run_s:.1f}s")
         stages.append(f"VM {step.vm_status}")
     lines.append("  ".join(stages))
+    return lines
+
+
+def describe_fix_match(step: StepResult) -> list[str]:
+    """Plausible (no crash, checks pass) is not the same as the developer's fix: say both,
+    and where the patch and the fix change the code (evidence, not proof)."""
+    loc = step.localization
+    if loc is None:
+        return []
+    verdict = {True: "yes", False: "no", None: "unknown (no source to read the patch against)"}
+    lines = [
+        f"plausible: {'yes' if step.plausible else 'no'}; "
+        f"matches the developer fix: {verdict[step.matches_fix]}"
+    ]
+    for what in ("functions", "files"):
+        fix, cand = loc[what]["fix"], loc[what]["candidate"]
+        if fix or cand:
+            lines.append(f"  {what} the fix changes: {', '.join(fix) or '-'}")
+            lines.append(f"  {what} this patch changes: {', '.join(cand) or '-'}")
+            break
     return lines
 
 
@@ -158,6 +179,7 @@ async def bench(
             fixed = await scorer.score(bug, bug.developer_patch)
             row["patched"] = fixed.to_dict()
             row["resolved"] = fixed.outcome is Outcome.RESOLVED
+            row["plausible"], row["matches_fix"] = fixed.plausible, fixed.matches_fix
             _progress(f"{where}: developer fix {fixed.outcome} ({time.monotonic() - t0:.0f} s)")
         row["total_s"] = time.monotonic() - t0
         rows.append(row)
@@ -167,12 +189,15 @@ async def bench(
 def bench_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(title="kernel-gym bench")
     table.add_column("bug", no_wrap=True)  # ids are never cut
-    for col in ("baseline", "title ok", "build s", "run s", "patched", "build s", "run s"):
+    cols = ("baseline", "title ok", "build s", "run s", "patched", "plausible", "matches fix",
+            "build s", "run s")  # fmt: skip
+    for col in cols:
         table.add_column(col)
+    yes_no = {True: "yes", False: "[red]no[/red]", None: "-"}
     for r in rows:
         if "error" in r:
             kind = "unsupported" if r["unsupported"] else "error"
-            table.add_row(r["bug"], f"[red]{kind}[/red]", *["-"] * 6)  # reason: below
+            table.add_row(r["bug"], f"[red]{kind}[/red]", *["-"] * 8)  # reason: below
             continue
         b, p = r["baseline"], r.get("patched") or {}
         table.add_row(
@@ -182,10 +207,36 @@ def bench_table(rows: list[dict[str, Any]]) -> Table:
             f"{b['build_s']:.1f}",
             f"{b['run_s']:.1f}",
             p.get("outcome", "-"),
+            yes_no[p.get("plausible")] if p else "-",
+            yes_no[p.get("matches_fix")] if p else "-",
             f"{p['build_s']:.1f}" if p else "-",
             f"{p['run_s']:.1f}" if p else "-",
         )
     return table
+
+
+def bench_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How many bugs ran, reproduced, and whose patch was plausible / matched the developer's
+    fix (local and Slurm rows alike: read from each row's patched step)."""
+    patched = [r["patched"] for r in rows if r.get("patched")]
+    return {
+        "bugs": len(rows),
+        "reproduced": sum(bool(r.get("reproduced")) for r in rows),
+        "patched": len(patched),
+        "plausible": sum(p.get("plausible") is True for p in patched),
+        "matches_fix": sum(p.get("matches_fix") is True for p in patched),
+    }
+
+
+def bench_summary(rows: list[dict[str, Any]]) -> str:
+    c = bench_counts(rows)
+    line = f"{c['reproduced']}/{c['bugs']} bugs reproduced"
+    if c["patched"]:
+        line += (
+            f"; patched: plausible {c['plausible']}/{c['patched']} (no crash, checks pass), "
+            f"matching the developer fix {c['matches_fix']}/{c['patched']}"
+        )
+    return line
 
 
 def _bench_on_slurm(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -222,7 +273,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rows = _bench_on_slurm(args)
     else:
         rows = asyncio.run(bench(_bugs(args), _scorer(args), args.patches))
+    for r in rows:  # the Slurm rows carry them in their patched step only
+        if r.get("patched"):
+            r["plausible"] = r["patched"].get("plausible") is True
+            r["matches_fix"] = r["patched"].get("matches_fix")
     console.print(bench_table(rows))
+    console.print(bench_summary(rows), markup=False, highlight=False)
     for r in rows:
         if "error" in r:
             console.print(f"[red]{'unsupported' if r['unsupported'] else 'error'}:[/red]", end=" ")

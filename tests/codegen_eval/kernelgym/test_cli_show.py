@@ -60,3 +60,40 @@ def test_reproduce_and_try_find_their_one_bug() -> None:
 def test_slurm_cpu_option_has_one_name_in_both_spellings() -> None:
     args = cli.build_parser().parse_args(["bench", "--slurm-cpus-per-task", "3"])
     assert args.slurm_cpus == 3
+
+
+def test_a_plausible_patch_elsewhere_says_so_and_where() -> None:
+    loc = {
+        "files": {"candidate": ["kgym_df.c"], "fix": ["kgym_df.c"], "overlap": ["kgym_df.c"]},
+        "functions": {"candidate": ["kgym_df.c:kgym_df_write"],
+                      "fix": ["kgym_df.c:kgym_df_resize"], "overlap": []},
+        "covers_fix": False, "method": "source",
+    }  # fmt: skip
+    step = StepResult(Outcome.RESOLVED, None, EXPECTED, False, vm_status="stopped",
+                      completed_runs=3, plausible=True, matches_fix=False, localization=loc)  # fmt: skip
+    text = "\n".join(cli.describe_step(step))
+    assert "plausible: yes; matches the developer fix: no" in text
+    assert "functions the fix changes: kgym_df.c:kgym_df_resize" in text
+    assert "functions this patch changes: kgym_df.c:kgym_df_write" in text
+    # No developer fix known: nothing claimed about it.
+    bare = StepResult(Outcome.RESOLVED, None, EXPECTED, False, plausible=True)
+    assert "developer fix" not in "\n".join(cli.describe_step(bare))
+
+
+def test_bench_counts_plausible_and_matching_separately_for_local_and_slurm_rows() -> None:
+    rows = [
+        {"bug": "a", "reproduced": True, "resolved": True, "plausible": True, "matches_fix": True,
+         "patched": {"outcome": "resolved", "plausible": True, "matches_fix": True}},
+        {"bug": "b", "reproduced": True, "resolved": True,  # a Slurm row: the step only
+         "patched": {"outcome": "resolved", "plausible": True, "matches_fix": False}},
+        {"bug": "c", "reproduced": True, "resolved": False,
+         "patched": {"outcome": "reproduced", "plausible": False, "matches_fix": False}},
+        {"bug": "d", "reproduced": False, "error": "x", "unsupported": True},
+    ]  # fmt: skip
+    assert cli.bench_counts(rows) == {
+        "bugs": 4, "reproduced": 3, "patched": 3, "plausible": 2, "matches_fix": 1,
+    }  # fmt: skip
+    assert cli.bench_summary(rows) == (
+        "3/4 bugs reproduced; patched: plausible 2/3 (no crash, checks pass), "
+        "matching the developer fix 1/3"
+    )
