@@ -81,6 +81,7 @@ class Granted:
         return {
             f"ranks_granted@{label}": float(self.ranks),
             f"cpus_granted@{label}": float(self.cpus),
+            f"nodes_granted@{label}": float(len(self.nodes)),
         }
 
     @property
@@ -162,6 +163,19 @@ async def _stop(proc: asyncio.subprocess.Process, step: Path) -> None:
                 await asyncio.wait_for(cancel.wait(), 20.0)
 
 
+def _spread(np: int, srun_args: Sequence[str]) -> list[str]:
+    """Inside a job that holds several nodes, the step uses as many of them as it has ranks
+    (srun would otherwise pack an overcommitted step onto the first node)."""
+    nodes = os.environ.get("SLURM_JOB_NUM_NODES", "")
+    if (
+        not nodes.isdigit()
+        or int(nodes) < 2
+        or any(a.startswith(("-N", "--nodes")) for a in srun_args)
+    ):
+        return []
+    return [f"--nodes={min(np, int(nodes))}"]
+
+
 async def run_mpi_step(
     program: bytes,
     np: int,
@@ -198,8 +212,9 @@ async def run_mpi_step(
     run_env.update(env or {})
     run_env.update(STEPDIR=str(step), OMP_NUM_THREADS=str(threads), **_ROOT_ENV)
     run_env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")  # across userns
+    spread = _spread(np, srun_args)
     argv = [
-        "srun", "--mpi=pmix", f"--ntasks={np}", f"--cpus-per-task={threads}", "--overcommit",
+        "srun", "--mpi=pmix", *spread, f"--ntasks={np}", f"--cpus-per-task={threads}", "--overcommit",
         "--kill-on-bad-exit=1", f"--time={max(1, math.ceil(limits.wall_s / 60) + 1)}",
         "--job-name=cgeval-step", "--quiet", *srun_args, str(CONFINE), "/step/prog", *args,
     ]  # fmt: skip

@@ -12,6 +12,9 @@
 #          collide and crash), and the uid (PMIx authenticates the rank as the job's user).
 set -eu
 : "${STEPDIR:?rank_confine.sh: STEPDIR is not set}"
+# /dev/shm per node, as on real nodes: ranks of a node share it, nodes do not.
+SHM="$STEPDIR/shm/${SLURMD_NODENAME:-node}"
+mkdir -p "$SHM" 2>/dev/null || true
 printf '%s %s %s %s %s.%s\n' "${SLURM_STEP_NUM_TASKS:-?}" "${SLURM_CPUS_PER_TASK:-1}" \
   "${SLURM_CPUS_ON_NODE:-?}" "${SLURMD_NODENAME:-?}" "${SLURM_JOB_ID:-?}" "${SLURM_STEP_ID:-?}" \
   >"$STEPDIR/granted.${SLURM_PROCID:-0}"
@@ -22,7 +25,7 @@ exec bwrap --unshare-user --unshare-ipc --unshare-uts --unshare-cgroup-try --sha
   --ro-bind /etc/openmpi /etc/openmpi --ro-bind /etc/ld.so.cache /etc/ld.so.cache \
   --ro-bind-try /etc/alternatives /etc/alternatives \
   --ro-bind-try /sys/devices/system/cpu /sys/devices/system/cpu \
-  --dev /dev --bind "$STEPDIR/shm" /dev/shm --proc /proc --bind "$STEPDIR/tmp" /tmp \
+  --dev /dev --bind "$SHM" /dev/shm --proc /proc --bind "$STEPDIR/tmp" /tmp \
   --bind "${PMIX_SERVER_TMPDIR:-$STEPDIR/tmp}" "${PMIX_SERVER_TMPDIR:-$STEPDIR/tmp}" \
   --ro-bind "$STEPDIR/bin" /step --chdir /tmp \
   --setenv HOME /nonexistent "$@"

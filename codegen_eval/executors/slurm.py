@@ -59,6 +59,10 @@ class SlurmOptions:
     poll_interval_s: float = 0.5
     controller_grace_s: float = 120.0  # squeue failing this long aborts the run
     workdir: Path | None = None  # batch and result files (shared storage on a real cluster)
+    # Nodes per job for candidates whose MPI ranks run as srun steps (--slurm-mpi-steps):
+    # None is 2 when the partition has 2 nodes or more (ranks cross a node boundary, as on a
+    # user's cluster), else 1.
+    mpi_nodes: int | None = None
     python: str = sys.executable  # the interpreter on the compute nodes
     extra_args: list[str] = field(default_factory=list)  # more sbatch options, verbatim
 
@@ -139,13 +143,30 @@ class SlurmExecutor:
         self._fatal: BaseException | None = None
         self.max_cpus = 0  # the largest node's CPUs (check()); 0: unknown, ask for 1 per job
         self.total_cpus = 0  # the partition's CPUs (check()), for automatic batch sizes
+        self.node_count = 1  # the partition's nodes (check())
 
     # ------------------------------------------------------------------ lifecycle
     def check(self) -> str:
         """Blocking: the cluster answers and accepts our job options (SlurmUnavailable)."""
         line = slurm_client.check_cluster(self.options.sbatch_options())
-        self.max_cpus, self.total_cpus = slurm_client.partition_cpus(self.options.partition)
+        nodes = slurm_client.partition_nodes(self.options.partition)
+        if nodes:
+            self.max_cpus, self.total_cpus = max(nodes.values()), sum(nodes.values())
+            self.node_count = len(nodes)
+        else:
+            self.max_cpus, self.total_cpus = 1, 1
         return line
+
+    def _step_nodes(self, it: _Item) -> int:
+        """Nodes for a job of this candidate: >1 only for MPI ranks run as srun steps."""
+        env = self.task_spec.get("env") or {}
+        if env.get("CODEGEN_MPI_LAUNCHER") != "srun":
+            return 1
+        meta = it.sample.metadata
+        if meta.get("language") != "mpi" and meta.get("variant") not in ("mpi", "mpi+omp"):
+            return 1
+        want = self.options.mpi_nodes or (2 if self.node_count >= 2 else 1)
+        return max(1, min(want, self.node_count))
 
     def _prepare(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -248,16 +269,16 @@ class SlurmExecutor:
                     await asyncio.wait_for(self._wake.wait(), deadline - time.monotonic())
                 self._wake.clear()
             items, self._buffer = self._buffer, []
-            groups: dict[int, list[_Item]] = {}
+            groups: dict[tuple[int, int], list[_Item]] = {}
             for it in items:  # one job size per group: a 4-rank sweep gets its 4 CPUs
-                groups.setdefault(self._cpus_for(it.sample), []).append(it)
-            for need, group in sorted(groups.items()):
+                groups.setdefault((self._cpus_for(it.sample), self._step_nodes(it)), []).append(it)
+            for (need, nodes), group in sorted(groups.items()):
                 # Dealt round-robin, not cut in runs: neighbours in arrival order tend to be
                 # alike (one suite's heavy problems together); one slow batch holds the run.
-                count = self._batch_count(len(group), need)
+                count = self._batch_count(len(group), need * nodes)
                 batches = [group[i::count] for i in range(count)]
                 for start in range(0, len(batches), MAX_ARRAY):
-                    await self._submit(batches[start : start + MAX_ARRAY], need)
+                    await self._submit(batches[start : start + MAX_ARRAY], need, nodes)
             self._status()
 
     def _cpus_for(self, sample: Sample) -> int:
@@ -266,9 +287,11 @@ class SlurmExecutor:
         largest node's."""
         return max(1, min(sweep_cpus(sample), self.max_cpus or 1))
 
-    async def _submit(self, batches: list[list[_Item]], need: int) -> None:
+    async def _submit(self, batches: list[list[_Item]], need: int, nodes: int = 1) -> None:
         """One sbatch --array; each element gets max(cpus_per_task, need) CPUs and scores
-        (CPUs granted // need) candidates at once."""
+        (CPUs granted // need) candidates at once. With nodes > 1 (MPI ranks as srun steps)
+        each element holds one task of `need` CPUs on each of `nodes` nodes: the worker runs
+        on the first, its steps spread their ranks over all of them."""
         if not batches:
             return
         self._submissions += 1
@@ -283,6 +306,7 @@ class SlurmExecutor:
             *self.options.sbatch_options(),
             # the last --cpus-per-task wins over sbatch_options' own
             f"--cpus-per-task={max(self.options.cpus_per_task, need)}",
+            *([f"--nodes={nodes}", f"--ntasks={nodes}"] if nodes > 1 else []),
         ]
         error, base = "", None
         self._submitting += 1
@@ -449,6 +473,8 @@ class SlurmExecutor:
                 self._worker_start_s[el.job_id] = rec["worker_started"] - submitted
             if rec.get("cpus_granted"):
                 info["cpus_granted"] = int(rec["cpus_granted"])
+            if rec.get("restarts"):  # Slurm reran this same job (requeue) before this result
+                info["restarts"] = int(rec["restarts"])
             if not item.future.done():
                 item.future.set_result((score, info))
 

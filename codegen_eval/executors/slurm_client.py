@@ -23,6 +23,8 @@ __all__ = [
     "SlurmUnavailable",
     "cancel",
     "check_cluster",
+    "partition_cpus",
+    "partition_nodes",
     "query",
     "submit",
 ]
@@ -138,19 +140,25 @@ def check_cluster(sbatch_options: Sequence[str], timeout_s: float = 15.0) -> str
     return _one_line(ping)
 
 
-def partition_cpus(partition: str | None, timeout_s: float = 15.0) -> tuple[int, int]:
-    """(CPUs of the partition's largest node: what one job can be granted at most, CPUs of
-    the whole partition); (1, 1) when sinfo does not say."""
+def partition_nodes(partition: str | None, timeout_s: float = 15.0) -> dict[str, int]:
+    """The partition's nodes and their CPUs ({} when sinfo does not say)."""
     where = [f"--partition={partition}"] if partition else []
     try:
         out = _call_sync(["sinfo", "-h", "-N", "-o", "%N %c", *where], timeout_s)
     except SlurmUnavailable:
-        return 1, 1
+        return {}
     per_node: dict[str, int] = {}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[1].rstrip("+").isdigit():
             per_node[parts[0]] = int(parts[1].rstrip("+"))
+    return per_node
+
+
+def partition_cpus(partition: str | None, timeout_s: float = 15.0) -> tuple[int, int]:
+    """(CPUs of the partition's largest node: what one job can be granted at most, CPUs of
+    the whole partition); (1, 1) when sinfo does not say."""
+    per_node = partition_nodes(partition, timeout_s)
     if not per_node:
         return 1, 1
     return max(per_node.values()), sum(per_node.values())

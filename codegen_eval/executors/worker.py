@@ -10,6 +10,12 @@ in the project's sandbox, with the suite's limits) and appends one JSON line per
 `result-$SLURM_ARRAY_TASK_ID.jsonl` the moment it is scored. The submitter tails that file, so
 results stream back while the job runs; a job killed half-way leaves the finished half behind
 and only the rest is retried.
+
+Slurm may also rerun the same job by itself (a site with JobRequeue, `scontrol requeue`, a
+node lost with the job requeueable): the same job id, the same batch, SLURM_RESTART_COUNT > 0.
+The rerun appends to the same result file, skips every candidate already there and says
+`restarts` in its lines; a line the earlier run still adds (a node cut from the network keeps
+running) is a second line for a key the submitter has already settled, and the first wins.
 """
 
 from __future__ import annotations
@@ -70,6 +76,29 @@ def _add_granted_efficiency(score: Score, cpus: int) -> None:
         m["efficiency_granted"] = float(m["speedup"]) / min(asked, float(cpus))
 
 
+def done_keys(path: Path) -> set[str]:
+    """Keys with a complete result line in `path` (an earlier run of this same job)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return set()
+    keys = set()
+    for line in data[: data.rfind(b"\n") + 1].splitlines():
+        try:
+            keys.add(str(json.loads(line)["key"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return keys
+
+
+def _ends_inside_a_line(path: Path) -> bool:
+    with path.open("rb") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
 def build_tasks(spec: dict[str, Any]) -> list[Task]:
     """The run's tasks from a spec {"factory": "module:function", "kwargs": {...}}."""
     module_name, _, attr = str(spec["factory"]).partition(":")
@@ -92,9 +121,15 @@ async def score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int
     concurrency = max(1, (_cpus_granted() or per_candidate) // per_candidate)
     sem = asyncio.Semaphore(concurrency)
     node = socket.gethostname()
+    restarts = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
+    done = done_keys(out_path) if restarts else set()
     written = 0
-
-    with out_path.open("a", encoding="utf-8") as out:
+    # O_APPEND and one write per line: two runs of the job (a requeue while the first still
+    # runs on a node cut from the network) never interleave inside a line.
+    fd = os.open(out_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    if _ends_inside_a_line(out_path):  # an earlier run died mid-write: end its half line
+        os.write(fd, b"\n")
+    try:
 
         async def one(item: dict[str, Any]) -> None:
             nonlocal written
@@ -128,21 +163,25 @@ async def score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int
                 "score": score_to_json(score),
                 "job_id": job_id,
                 "node": node,
+                "restarts": restarts,
                 "elapsed_s": round(time.monotonic() - t0, 4),
                 # wall clock (node's): when the worker started, had its tasks, wrote this
                 "worker_started": started,
                 "worker_ready": ready,
                 "t": time.time(),
             }
-            # One write of one line, flushed: the submitter never reads half a result (it
-            # ignores a last line without its newline).
-            out.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
-            out.flush()
+            # One write of one line: the submitter never reads half a result (it ignores a
+            # last line without its newline).
+            data = (json.dumps(line, ensure_ascii=False, default=str) + "\n").encode()
+            os.write(fd, data)
             written += 1
 
         async with asyncio.TaskGroup() as tg:
             for item in batch["items"]:
-                tg.create_task(one(item))
+                if item["key"] not in done:
+                    tg.create_task(one(item))
+    finally:
+        os.close(fd)
     return written
 
 

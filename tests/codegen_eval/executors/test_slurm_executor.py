@@ -244,7 +244,7 @@ def test_slurm_local_script_is_idempotent(slurm_cluster: str) -> None:
     again = slurm_local("up")
     assert again.returncode == 0 and again.stdout.strip() == f"export SLURM_CONF={slurm_cluster}"
     status = slurm_local("status")
-    assert status.returncode == 0 and "controller: up" in status.stderr
+    assert status.returncode == 0 and "controller up" in status.stderr
     assert any(f"node localnode: {s}" in status.stderr for s in ("idle", "mixed", "allocated"))
     out = subprocess.run(["srun", "-n1", "echo", "hi"], capture_output=True, text=True,
                          timeout=30, check=True)  # fmt: skip
