@@ -119,7 +119,8 @@ class CvdpScorer:
         self._cal: dict[str, Calibration] = {}
         self._locks: dict[str, asyncio.Lock] = {}
 
-    async def _run(self, sample: Sample, answer: dict[str, str]) -> HarnessRun | str:
+    async def run(self, sample: Sample, answer: dict[str, str]) -> HarnessRun | str:
+        """One run of the harness on `answer` (its files); a string when it cannot run."""
         argv = pytest_command(str(sample.metadata.get("command") or ""))
         if argv is None:
             return f"the harness command is not pytest: {sample.metadata.get('command')!r}"
@@ -141,7 +142,7 @@ class CvdpScorer:
         reference: dict[str, str] = dict(sample.metadata.get("reference") or {})
         if not reference:
             return Calibration(False, "the record has no solution (output.context is empty)")
-        run = await self._run(sample, reference)
+        run = await self.run(sample, reference)
         if isinstance(run, str):
             return Calibration(False, run)
         outcome = self._judge(run, reference, None)
@@ -219,7 +220,7 @@ class CvdpScorer:
         cal = await self.calibration(sample)
         if not cal.ok:
             return Score(0.0, "skipped", None, explanation=f"excluded: {cal.reason}")
-        run = await self._run(sample, answer)
+        run = await self.run(sample, answer)
         if isinstance(run, str):
             return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=run)
         metrics = {"harness_wall_s": run.exec.wall_s}
