@@ -14,6 +14,7 @@ import asyncio
 import json
 import sys
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 def cmd_survey(args: argparse.Namespace) -> int:
     from codegen_eval.readers.mpirigen import MpirigenFormatError, load_programs
-    from codegen_eval.readers.mpirigen.runs import survey
+    from codegen_eval.readers.mpirigen.survey import survey
 
     try:
         programs = load_programs(args.checkout, args.mpirigen_set)[: _limit(args)]
@@ -124,13 +125,12 @@ def cmd_survey(args: argparse.Namespace) -> int:
             print(f"  {done}/{total}", file=sys.stderr)
 
     rows = asyncio.run(survey(programs, args.sandbox, progress=progress))
-    counts = Counter(why or "runnable" for _, why, _ in rows)
-    for why, n in counts.most_common():
-        print(f"{why:18s} {n:5d}  {100 * n / len(rows):5.1f}%")
+    ran = sum(r.built_and_ran for r in rows)
+    print(f"built and ran (np=2, 3 or 4): {ran} of {len(rows)} ({100 * ran / len(rows):.1f}%)")
+    for why, n in Counter(r.verdict for r in rows).most_common():
+        print(f"  {why:34s} {n:5d}  {100 * n / len(rows):5.1f}%")
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            [{"program": p, "class": why or "runnable", "detail": d} for p, why, d in rows],
-            indent=1))  # fmt: skip
+        Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
     return 0
 
 

@@ -11,13 +11,14 @@ program (`survey`, `codegen-eval mpirigen-survey`) and named by `Blocker` classe
 - outside_names: the build fails on names defined outside main() (helper functions, globals,
   types, macros of the original file), which the dataset dropped;
 - compile_error: any other build failure of the reference;
-- run_failed / run_timeout: the reference, built, does not exit 0 at np=2 with no arguments,
-  no input and no files (command-line arguments, input files, stdin), or blocks;
-- unscreened_call: it runs, but calls an MPI function the mpi-completion screen does not
-  accept in an answer (MPI_Wtime, MPI_Abort, one-sided, I/O ...; see its screen.py), so a
-  candidate's version of that call could not be judged safely.
-
-The rest is judged by the mpi-completion suite's scorer (codegen_eval/suites/mpi_completion):
+- run_failed / run_timeout: the reference, built, exits 0 at none of np=2, 3, 4 with no
+  arguments, no input and no files (it wants arguments, input files, stdin), or blocks;
+The rest runs. The label itself is then judged as an answer, twice (task.py), and a program
+whose own label does not pass is not used to judge others: reference_forbidden_construct (a
+call the mpi-completion screen does not accept in an answer: MPI_Wtime, MPI_Abort,
+one-sided, I/O, a string argument ...), reference_wrong_answer (its ranks print in a
+different order from run to run, or differently at np=3 or 4), only_setup_calls (nothing
+but Init/Finalize/Comm_rank/Comm_size to restore). What passes is judged by the mpi-completion suite's scorer (codegen_eval/suites/mpi_completion):
 the reference's set-up calls (Init, Finalize, Comm_rank, Comm_size, the ones that suite keeps)
 stay in the program, the candidate's other groups are screened, inserted, built with mpicc and
 run at np=2, 3, 4 in the sandbox, and must print what the reference prints.
@@ -25,14 +26,13 @@ run at np=2, 3, 4 in the sandbox, and must print what the reference prints.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from codegen_eval.failures import classify_exec
-from codegen_eval.suites.mpi_completion import KEPT_CALLS, MissingCall, insert_calls, parse_answer
+from codegen_eval.suites.mpi_completion import KEPT_CALLS, MissingCall, insert_calls
 from codegen_eval.suites.mpi_completion.scorer import STRICT_FLAGS
 from sandboxes import Limits, open_sandbox, toolchains
 
@@ -43,12 +43,13 @@ _HEADERS = "mpi stdio stdlib string math time unistd stdbool stdint limits float
 PREAMBLE = "\n".join(f"#include <{h}.h>" for h in _HEADERS.split())
 PREAMBLE_LINES = PREAMBLE.count("\n") + 1
 BLOCKERS = ("expression_call", "unparsed_label", "outside_names", "compile_error",
-            "run_failed", "run_timeout", "unscreened_call")  # fmt: skip
+            "run_failed", "run_timeout")  # fmt: skip
 _OUTSIDE = re.compile(
     r"undeclared|implicit declaration of function|unknown type name|"
     r"undefined reference to|storage size of .* isn't known|incomplete type|has no member",
 )
 _CALL_NAME = re.compile(r"^(MPI_\w*)")
+_GROUP_START = re.compile(r"\(\d+ \d+,")
 
 
 def _name(text: str) -> str:
@@ -61,9 +62,7 @@ def static_blocker(program: RigenProgram) -> str | None:
     calls = label_calls(program.label)
     if any(c.order == 0 for c in calls):
         return "expression_call"
-    if len(calls) != program.label.count(",") - sum(c.text.count(",") for c in calls) or (
-        not calls
-    ):
+    if not calls or len(calls) != len(_GROUP_START.findall(program.label)):
         return "unparsed_label"
     return None
 
@@ -106,14 +105,6 @@ def run_setup(program: RigenProgram) -> RunSetup:
     return RunSetup(setup.stripped, target, setup.kept_after)
 
 
-def screen_blocker(program: RigenProgram) -> str | None:
-    """unscreened_call when a reference call is one the mpi-completion screen refuses."""
-    setup = run_setup(program)
-    parsed = parse_answer(setup.target)
-    wanted = len([line for line in setup.target.splitlines() if line.strip()])
-    return None if not parsed.forbidden and len(parsed.calls) == wanted else "unscreened_call"
-
-
 def candidate_answer(setup: RunSetup, answer: str) -> str:
     """The candidate's groups other than the set-up calls, as "N: call" lines of `stripped`."""
     lines = []
@@ -128,9 +119,13 @@ def answer_has_groups(text: str) -> bool:
 
 
 async def build_and_run(
-    program: RigenProgram, backend: str | None = None, timeout_s: float = 10.0
+    program: RigenProgram,
+    backend: str | None = None,
+    timeout_s: float = 10.0,
+    nps: Sequence[int] = (2, 3, 4),
 ) -> tuple[str | None, str]:
-    """(blocker or None, detail) for the reference, built and run once at np=2."""
+    """(blocker or None, detail) for the reference, built, then run at each of `nps` until
+    one run exits 0 (some programs insist on a process count)."""
     if why := static_blocker(program):
         return why, ""
     mpi = toolchains.get("mpi")
@@ -143,31 +138,11 @@ async def build_and_run(
             log = build.exec_result.stderr
             first = next((ln for ln in log.splitlines() if "error" in ln), log[:200])
             return ("outside_names" if _OUTSIDE.search(log) else "compile_error"), first[:200]
-        r = await mpi.run(sb, "reference", np=2, stdin=b"",
-                          limits=Limits(wall_s=timeout_s, memory_mb=2048, pids=256))  # fmt: skip
-        if (cls := classify_exec(r)) is not None:
-            kind = "run_timeout" if cls.startswith("timeout") else "run_failed"
-            return kind, f"{cls}: {r.stderr.strip()[-200:]}"
-    return screen_blocker(program), ""
-
-
-async def survey(
-    programs: Sequence[RigenProgram],
-    backend: str | None = None,
-    jobs: int = 2,
-    progress: Callable[[int, int], None] | None = None,
-) -> list[tuple[str, str | None, str]]:
-    """(program, blocker or None, detail) for each program: None = can be built and run."""
-    sem = asyncio.Semaphore(jobs)
-    done = 0
-
-    async def one(p: RigenProgram) -> tuple[str, str | None, str]:
-        nonlocal done
-        async with sem:
-            why, detail = await build_and_run(p, backend)
-        done += 1
-        if progress:
-            progress(done, len(programs))
-        return p.name, why, detail
-
-    return list(await asyncio.gather(*(one(p) for p in programs)))
+        first = ""
+        for np in nps:
+            r = await mpi.run(sb, "reference", np=np, stdin=b"",
+                              limits=Limits(wall_s=timeout_s, memory_mb=2048, pids=256))  # fmt: skip
+            if (cls := classify_exec(r)) is None:
+                return None, ""
+            first = first or f"np={np}: {cls}: {r.stderr.strip()[-200:]}"
+        return ("run_timeout" if "timeout" in first.split(":", 2)[1] else "run_failed"), first

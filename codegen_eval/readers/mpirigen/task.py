@@ -11,6 +11,7 @@ passed on the metrics alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from codegen_eval.suites.mpi_completion import MpiCompletionScorer
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, ScoreStatus, Task
@@ -52,12 +53,31 @@ def make_sample(program: RigenProgram, index: int) -> Sample:
     )
 
 
+class _LinesInAnyOrder(MpiCompletionScorer):
+    """The mpi-completion scorer comparing the lines a run prints in any order: MPIrigen's
+    programs print from several ranks without synchronizing, and the order in which mpirun
+    forwards those lines changes from run to run. An answer still has to make every line
+    the reference prints, as often; it only cannot be judged on their order."""
+
+    async def _launch(self, sb, artifact, np, metrics=None):  # type: ignore[no-untyped-def]
+        r = await super()._launch(sb, artifact, np, metrics)
+        return replace(r, stdout="".join(sorted(r.stdout.splitlines(keepends=True))))
+
+
 class MpirigenScorer:
     """Upstream's metrics, and the mpi-completion scorer's run verdict where it applies."""
 
     def __init__(self, backend: str | None = None, nps: tuple[int, ...] = (2, 3, 4)) -> None:
-        self.runner = MpiCompletionScorer(backend=backend, nps=nps)
-        self._reference: dict[str, tuple[str, str] | None] = {}
+        self.backend = backend
+        self.nps = nps
+        self._runners: dict[tuple[int, ...], MpiCompletionScorer] = {}
+        # sample id -> the process counts its label passes at, or why it passes at none
+        self._reference: dict[str, tuple[int, ...] | tuple[str, str]] = {}
+
+    def _runner(self, nps: tuple[int, ...]) -> MpiCompletionScorer:
+        if nps not in self._runners:
+            self._runners[nps] = _LinesInAnyOrder(backend=self.backend, nps=nps)
+        return self._runners[nps]
 
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
         # MonoCoder's answer is plain text after "parallel": the groups may be in the
@@ -72,24 +92,25 @@ class MpirigenScorer:
         setup = RunSetup(sample.files["program.c"], sample.files["target"],
                          tuple((a, b) for a, b in sample.metadata["kept_after"]))  # fmt: skip
         # The label itself, judged first (once per sample): a program whose own reference
-        # does not pass here (refused by the screen, fails to build or run, prints in a
-        # different order each run) cannot judge an answer.
-        ref = await self._reference_verdict(sample)
-        if ref is not None:
+        # does not pass here (refused by the screen, fails to build or run) cannot judge an
+        # answer; one that passes at some process counts judges answers at those.
+        ref = await self.reference_verdict(sample)
+        if isinstance(ref, tuple):
             return _skipped(ref[0], ref[1], metrics)
-        verdict = await self._judge(sample, candidate_answer(setup, answer), candidate)
+        nps = self._reference[sample.id]
+        verdict = await self._judge(sample, candidate_answer(setup, answer), candidate, nps)
         if isinstance(verdict, tuple):
             return _skipped(*verdict, metrics)
         verdict.metrics.update(metrics)
         return verdict
 
     async def _judge(
-        self, sample: Sample, lines: str, candidate: Candidate
+        self, sample: Sample, lines: str, candidate: Candidate, nps: tuple[int, ...]
     ) -> Score | tuple[str, str]:
         inner = Sample(sample.id, sample.input, sample.files["target"], sample.metadata,
                        {"program.c": sample.files["program.c"]})  # fmt: skip
         try:
-            return await self.runner.score(
+            return await self._runner(nps).score(
                 inner, Candidate(candidate.sample_id, candidate.index, lines, lines)
             )
         except RuntimeError as exc:  # the reference program does not build or run here
@@ -97,22 +118,31 @@ class MpirigenScorer:
             why = "reference_build" if "compile" in text else "reference_run"
             return why, text.splitlines()[0][:300]
 
-    async def _reference_verdict(self, sample: Sample) -> tuple[str, str] | None:
-        """None when the label, as an answer, passes; else (reason, detail)."""
+    async def reference_verdict(self, sample: Sample) -> tuple[str, str] | None:
+        """None when the label, as an answer, passes at one or more of `nps` (recorded);
+        else (reason, detail) of its failure at the first."""
         if sample.id not in self._reference:
-            ref = Candidate(sample.id, -1, sample.files["target"], sample.files["target"])
-            # Twice: ranks that print unsynchronized interleave differently per run, and
-            # such a program would fail a correct answer by chance.
-            got = await self._judge(sample, sample.files["target"], ref)
-            if isinstance(got, Score) and got.status == ScoreStatus.PASS:
-                got = await self._judge(sample, sample.files["target"], ref)
-            if isinstance(got, Score):
-                got = None if got.status == ScoreStatus.PASS else (
-                    f"reference_{str(got.failure_class).split(':')[0]}",
-                    f"the label's own calls: {got.failure_class}: {got.explanation[:200]}",
-                )  # fmt: skip
-            self._reference[sample.id] = got
-        return self._reference[sample.id]
+            target = sample.files["target"]
+            ref = Candidate(sample.id, -1, target, target)
+            good: list[int] = []
+            first: tuple[str, str] | None = None
+            for np in self.nps:
+                # Twice: a program whose output changes from run to run cannot judge.
+                for _ in range(2):
+                    got = await self._judge(sample, target, ref, (np,))
+                    if not isinstance(got, Score) or got.status != ScoreStatus.PASS:
+                        break
+                else:
+                    good.append(np)
+                    continue
+                if first is None:
+                    first = got if isinstance(got, tuple) else (
+                        f"reference_{str(got.failure_class).split(':')[0]}",
+                        f"the label's own calls: {got.failure_class}: {got.explanation[:200]}",
+                    )  # fmt: skip
+            self._reference[sample.id] = tuple(good) if good else first  # type: ignore[assignment]
+        got = self._reference[sample.id]
+        return None if got and isinstance(got[0], int) else got  # type: ignore[return-value]
 
 
 def _skipped(why: str, detail: str, metrics: dict[str, float]) -> Score:
