@@ -118,6 +118,10 @@ class StepRecord:
     detail: str
     build_s: float
     run_s: float
+    # `resolved` is plausible (no crash, checks pass); whether it changes what the developer's
+    # fix changes is reported beside it (the gym's localization; None: no fix known).
+    matches_fix: bool | None = None
+    localization: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -125,7 +129,8 @@ class AgentResult:
     bug_id: str
     expected_title: str
     mode: str = "react"
-    resolved: bool = False
+    resolved: bool = False  # plausible: a step ran clean with the checks passing
+    matches_fix: bool | None = None  # that step changes what the developer's fix changes
     steps: list[StepRecord] = field(default_factory=list)
     turns: int = 0  # model calls
     tool_calls: int = 0
@@ -251,6 +256,15 @@ def describe_stop(result: AgentResult, max_steps: int, max_turns: int) -> str:
             f"(--max-turns {max_turns})"
         )
     return result.stopped
+
+
+def fix_match_text(matches_fix: bool | None) -> str:
+    """How a plausible patch compares with the developer's fix, in words."""
+    if matches_fix is None:
+        return "no developer fix to compare with"
+    if matches_fix:
+        return "changes every function the developer fix changes"
+    return "does NOT change what the developer fix changes"
 
 
 def _fate(reply: Any, note: str | None) -> str:
@@ -558,6 +572,8 @@ class KernelAgent:
                 _trim(step.detail, 2000),
                 round(step.build_s, 2),
                 round(step.run_s, 2),
+                step.matches_fix,
+                step.localization,
             )
             result.steps.append(rec)
             result.final_patch = patch
@@ -566,6 +582,8 @@ class KernelAgent:
                 f"  step {rec.step}: {rec.outcome}" + (f" ({rec.title})" if rec.title else "")
             )
             if step.outcome == Outcome.RESOLVED:
-                result.resolved = True
+                result.resolved, result.matches_fix = True, step.matches_fix
+                if step.matches_fix is not None:
+                    self.progress(f"    plausible; {fix_match_text(step.matches_fix)}")
                 return
             messages.append(Message("user", feedback(step, patch, obs)))

@@ -24,12 +24,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agents.kernel.agent import AgentResult, KernelAgent, describe_stop
+from agents.kernel.agent import AgentResult, KernelAgent, describe_stop, fix_match_text
 from appl import ApplError, Message, __version__, run
 from codegen_eval.kernelgym.env import KernelGym
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 
-console = Console()
+# Not a terminal (a pipe, a file): rich would wrap the caption and cut columns at 80.
+console = Console(width=None if sys.stdout.isatty() else 200)
 
 
 class CliError(Exception):
@@ -202,13 +203,17 @@ def result_table(rows: list[dict[str, Any]], k: int = 1) -> Table:
     for row in rows:
         by_bug[row["bug_id"]].append(row)
     table = Table(title="kernel-agent")
-    for col in ("bug", "resolved", "outcomes", "stopped", "calls", "tokens", "time s"):
+    cols = ("bug", "plausible", "matches fix", "outcomes", "stopped", "calls", "tokens", "time s")
+    for col in cols:
         table.add_column(col)
     for bug, runs in by_bug.items():
         solved = sum(r["resolved"] for r in runs)
+        known = [r for r in runs if r["resolved"] and r.get("matches_fix") is not None]
+        matched = sum(r.get("matches_fix") is True for r in runs)
         table.add_row(
             bug,
             f"{solved}/{len(runs)}",
+            f"{matched}/{len(runs)}" if known else "-",
             " | ".join(" > ".join(s["outcome"] for s in r["steps"]) or "-" for r in runs),
             ",".join(sorted({r["stopped"] for r in runs})),
             str(sum(r["turns"] for r in runs)),
@@ -218,7 +223,10 @@ def result_table(rows: list[dict[str, Any]], k: int = 1) -> Table:
     n_bugs = len(by_bug) or 1
     p1 = sum(pass_at_k(len(r), sum(x["resolved"] for x in r), 1) for r in by_bug.values())
     caption = (
-        f"resolved {sum(any(x['resolved'] for x in r) for r in by_bug.values())}/{len(by_bug)}"
+        f"resolved (plausible) {sum(any(x['resolved'] for x in r) for r in by_bug.values())}"
+        f"/{len(by_bug)}, matching the developer fix "
+        f"{sum(any(x.get('matches_fix') is True for x in r) for r in by_bug.values())}"
+        f"/{len(by_bug)}"
     )
     caption += f"; pass@1 {p1 / n_bugs:.2f}"
     if k > 1:
@@ -226,6 +234,20 @@ def result_table(rows: list[dict[str, Any]], k: int = 1) -> Table:
         caption += f", pass@{k} {pk / n_bugs:.2f}"
     table.caption = caption
     return table
+
+
+def localization_lines(row: dict[str, Any]) -> list[str]:
+    """Where the last patch and the developer's fix change the code (evidence, not proof)."""
+    steps = row.get("steps") or []
+    loc = steps[-1].get("localization") if steps else None
+    if not loc:
+        return []
+    lines = [f"last patch: {steps[-1]['outcome']}; {fix_match_text(steps[-1].get('matches_fix'))}"]
+    for who in ("fix", "candidate"):
+        names = loc["functions"][who] or loc["files"][who]
+        label = "the developer fix" if who == "fix" else "the last patch"
+        lines.append(f"  {label} changes: {', '.join(names) or '-'}")
+    return lines
 
 
 async def _run_all(
@@ -245,6 +267,8 @@ async def _run_all(
                 fh.write(json.dumps(row) + "\n")
         why = describe_stop(result, agent.max_steps, agent.max_turns)
         outcome = "resolved" if result.resolved else f"not resolved ({why})"
+        if result.resolved:
+            outcome += f" (plausible; {fix_match_text(result.matches_fix)})"
         _say(
             f"[{n}/{len(jobs)}] {bug_id}: {outcome} after {len(result.steps)} step(s), "
             f"{result.turns} call(s), {result.wall_s:.0f} s"
@@ -260,6 +284,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     alias = preflight(args)
     rows = run(_run_all(_agent(args, bugs, alias), [(args.bug, 1)], None))
     console.print(result_table(rows))
+    for line in localization_lines(rows[0]):
+        console.print(line, markup=False, highlight=False)
     if rows[0]["final_patch"]:
         console.rule("last patch")
         console.print(rows[0]["final_patch"], markup=False, highlight=False)

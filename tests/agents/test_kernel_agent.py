@@ -133,6 +133,7 @@ async def test_malformed_patch_then_real_fix_resolves_the_bug(scripted, tmp_path
     result = await KernelAgent(env, max_steps=3).fix(BUG)
     assert [s.outcome for s in result.steps] == ["apply_failed", "resolved"]
     assert result.resolved and result.final_patch == FIX
+    assert result.matches_fix is True and result.steps[-1].matches_fix is True  # the dev's fix
     assert result.tool_calls == 1
     first = _texts(server.requests[0])
     # the real baseline crash, parsed: title, RIP and stack
@@ -175,3 +176,27 @@ def test_a_tamper_result_tells_the_model_what_was_refused() -> None:
     text = _feedback(step, "", None)  # type: ignore[arg-type]
     assert "refused before boot" in text and "tamper:filp_open" in text
     assert "kernel_write" in text and "file I/O" in text
+
+
+@pytest.mark.slow
+async def test_a_plausible_patch_in_the_callee_is_reported_as_not_the_fix(
+    scripted, tmp_path: Path
+) -> None:
+    """The agent's run ends `resolved` (plausible), and its result, table and progress say
+    the patch does not change what the developer's fix changes."""
+    from agents.kernel.cli import localization_lines, result_table
+    from tests.codegen_eval.kernelgym.test_fix_match_vm import SPARE_ENTRY
+
+    scripted([Rule(reply=f"```diff\n{SPARE_ENTRY}```")])
+    said: list[str] = []
+    env = KernelGym(runs=1, log_path=tmp_path / "gym.jsonl")
+    result = await KernelAgent(env, max_steps=1, progress=said.append).fix(BUG)
+    assert result.resolved and result.matches_fix is False
+    assert any("does NOT change what the developer fix changes" in line for line in said)
+    row = result.to_dict()
+    lines = "\n".join(localization_lines(row))
+    assert "the developer fix changes: kgym_null.c:kgym_null_write" in lines
+    assert "the last patch changes: kgym_null.c:kgym_null_lookup" in lines
+    assert result_table([row]).caption.startswith(
+        "resolved (plausible) 1/1, matching the developer fix 0/1"
+    )

@@ -73,8 +73,9 @@ def test_resume_with_everything_done_prints_pass_at_k(tmp_path: Path, capsys) ->
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     argv = ["bench", "--bugs", "t0-warn,t0-gpf", "-n", "2", "--out", str(out), "--resume"]
     assert cli.main(argv) == 1  # t0-gpf never resolved; nothing was run (no model, no VM)
-    text = capsys.readouterr().out
-    assert "pass@1 0.25" in text and "pass@2 0.50" in text and "resolved 1/2" in text
+    text = " ".join(capsys.readouterr().out.split())
+    assert "pass@1 0.25" in text and "pass@2 0.50" in text and "resolved (plausible) 1/2" in text
+    assert "matching the developer fix 0/2" in text
 
 
 def test_pass_at_k() -> None:
@@ -124,7 +125,7 @@ def test_fix_ends_with_a_table_and_agent_end_whatever_the_model_says(tmp_path, c
         accounting.reset_usage()
     out = capsys.readouterr()
     assert "kernel-agent" in out.out and "t0-null-deref" in out.out  # the table
-    assert "resolved 0/1" in out.out
+    assert "resolved (plausible) 0/1" in out.out
     events = [json.loads(line) for line in log.read_text().splitlines()]
     end = events[-1]
     assert end["event"] == "agent_end" and end["steps"] == []
@@ -139,3 +140,18 @@ def test_slurm_account_and_cpu_spellings() -> None:
         ["bench", "--slurm-account", "lab", "--slurm-cpus-per-task", "3"]
     )
     assert args.slurm_account == "lab" and args.slurm_cpus == 3
+
+
+def test_the_table_shows_plausible_and_matching_the_fix_per_bug() -> None:
+    rows = [
+        {**_row("t0-warn", 1, True), "matches_fix": True},
+        {**_row("t0-warn", 2, True), "matches_fix": False},
+        {**_row("t0-gpf", 1, True), "matches_fix": False},
+        _row("t0-bug-on", 1, False),
+    ]
+    table = cli.result_table(rows, 2)
+    cells = {col.header: list(col.cells) for col in table.columns}
+    assert cells["plausible"] == ["2/2", "1/1", "0/1"]
+    assert cells["matches fix"] == ["1/2", "0/1", "-"]  # no plausible patch: nothing to compare
+    assert str(table.caption).startswith("resolved (plausible) 2/3, matching the developer fix 1/3")
+    assert cli.localization_lines(rows[0]) == []  # no step, no localization: nothing claimed
