@@ -7,8 +7,10 @@
 #   scripts/slurm-local.sh down [--name NAME]     cancel its jobs, stop what it started, clean up
 #   scripts/slurm-local.sh env [--name NAME]      print the export line only
 #   scripts/slurm-local.sh kill-node NODE         fault: SIGKILL the node's slurmd and its steps
-#   scripts/slurm-local.sh cut-node NODE          fault: the node's link down (network cut)
-#   scripts/slurm-local.sh heal-node NODE         its link up again
+#   scripts/slurm-local.sh cut-node NODE [--freeze]  fault: the node's link down (network cut);
+#                                                 --freeze also stops (SIGSTOP) its jobs, as
+#                                                 when its shared storage is cut too
+#   scripts/slurm-local.sh heal-node NODE         its link up again, frozen jobs continued
 #
 # Debian's slurm-wlm and munge (scripts/apt-packages.txt), started directly: no systemd, and
 # /etc is never touched. One cluster per NAME (--name, or $CODEGEN_SLURM_NAME, default
@@ -59,12 +61,14 @@ shift
 NAME="${CODEGEN_SLURM_NAME:-default}"
 NODES=""
 TARGET=""
+FREEZE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) NODES="${2:-}"; shift 2 || usage ;;
     --nodes=*) NODES="${1#--nodes=}"; shift ;;
     --name) NAME="${2:-}"; shift 2 || usage ;;
     --name=*) NAME="${1#--name=}"; shift ;;
+    --freeze) FREEZE=1; shift ;;
     -*) die "unknown option $1" ;;
     *) [ -z "$TARGET" ] || usage; TARGET="$1"; shift ;;
   esac
@@ -355,6 +359,15 @@ kill_node() { # SIGKILL the node's slurmd, its steps and everything they started
   kill -9 $(tree_of $pids) 2>/dev/null || true
 }
 
+signal_jobs() { # a signal to everything of a node but its slurmd (its jobs and steps)
+  local node="$1" sig="$2" pids slurmd
+  pids="$(ip netns pids "$(netns_of "$node")" 2>/dev/null | tr '\n' ' ' || true)"
+  [ -n "${pids// /}" ] || return 0
+  slurmd="$(cat "$STATE/run/slurmd-$node.pid" 2>/dev/null || echo none)"
+  # shellcheck disable=SC2046 # a list of pids
+  kill "-$sig" $(tree_of $pids | grep -vx "$slurmd") 2>/dev/null || true
+}
+
 known_node() {
   [ -n "$TARGET" ] || usage
   node_names | tr ' ' '\n' | grep -qx "$TARGET" || die "no node '$TARGET' in cluster $NAME ($(node_names))"
@@ -433,6 +446,7 @@ case "$cmd" in
     [ "$cmd" = heal-node ] && state=up
     say "node $TARGET: link $state"
     ip link set "$(veth_of "$TARGET")" "$state"
+    if [ "$cmd" = heal-node ]; then signal_jobs "$TARGET" CONT; elif [ "$FREEZE" = 1 ]; then signal_jobs "$TARGET" STOP; fi
     ;;
   *) usage ;;
 esac
