@@ -33,6 +33,7 @@ CGE = ".cge"  # our directory in the run directory
 RUNS = f"{CGE}/runs"
 JUNIT = f"/sandbox/{CGE}/junit.xml"
 MAX_RUNS = 64  # simulations one harness may start (parametrized tests)
+MAX_FILE = 128 << 20  # largest file the harness may write, a compiled design included
 
 _SHIM = """#!/bin/sh
 # codegen-eval: archive the design vvp runs and the results cocotb writes (see harness.py)
@@ -118,6 +119,7 @@ class HarnessRun:
     designs: list[str] = field(default_factory=list)  # each compiled design vvp ran
     results: list[str | None] = field(default_factory=list)  # its cocotb results XML
     junit: str | None = None  # pytest's report
+    oversized: bool = False  # a design too large to read whole (never screened in part)
 
     @property
     def log(self) -> str:
@@ -173,17 +175,20 @@ async def run_harness(
             memory_mb=4096,
             pids=256,
             output_bytes=4 << 20,
-            file_bytes=256 << 20,
+            file_bytes=MAX_FILE,
             nofile=1024,
         ),
     )
     run = HarnessRun(res)
     for i in range(MAX_RUNS):
         try:
-            design = await sb.read_text(f"{RUNS}/{i}.vvp", max_bytes=64 << 20)
+            design = await sb.read_file(f"{RUNS}/{i}.vvp", max_bytes=MAX_FILE + 1)
         except (FileNotFoundError, NotADirectoryError, PermissionError):
             break
-        run.designs.append(design)
+        if len(design) > MAX_FILE:  # a design cut short could hide calls past the cut
+            run.oversized = True
+            break
+        run.designs.append(design.decode("utf-8", errors="replace"))
         try:
             run.results.append(await sb.read_text(f"{RUNS}/{i}.xml", max_bytes=8 << 20))
         except (FileNotFoundError, NotADirectoryError, PermissionError):

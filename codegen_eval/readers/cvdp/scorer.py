@@ -170,6 +170,8 @@ class CvdpScorer:
             return _fail("timeout", f"the harness ran past {self.wall_s:.0f} s")
         if res.status not in (ExecStatus.OK, ExecStatus.NONZERO_EXIT):
             return _fail(f"resource_limit:{res.status}", f"the harness ended: {res.status}")
+        if run.oversized:
+            return _fail("resource_limit:design_size", "a compiled design is too large to screen")
         # The reference's own run learns the harness's calls (ref None: from this run).
         ref = cal.facts if cal is not None else union_facts(run.designs, set(answer))
         for design in run.designs:
