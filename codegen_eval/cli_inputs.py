@@ -54,10 +54,14 @@ def tasks_from_args(args: argparse.Namespace) -> list[Task]:
         from codegen_eval.readers.mpirigen.cli import mpirigen_tasks
 
         tasks.extend(mpirigen_tasks(args))
+    if getattr(args, "cvdp", None):
+        from codegen_eval.readers.cvdp.cli import cvdp_tasks
+
+        tasks.extend(cvdp_tasks(args))
     if not tasks:
         raise CliError(
             "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval, "
-            "--pareval, --verilogeval or --mpirigen"
+            "--pareval, --verilogeval, --mpirigen or --cvdp"
         )
     return tasks
 

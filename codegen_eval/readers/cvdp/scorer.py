@@ -133,6 +133,8 @@ class CvdpScorer:
     async def calibration(self, sample: Sample) -> Calibration:
         blob = json.dumps([sample.id, sample.metadata.get("reference"), sample.files])
         key = hashlib.sha256(blob.encode()).hexdigest()
+        if key in self._cal:  # measured before the run, in another event loop
+            return self._cal[key]
         async with self._locks.setdefault(key, asyncio.Lock()):
             if key not in self._cal:
                 self._cal[key] = await self._calibrate(sample)

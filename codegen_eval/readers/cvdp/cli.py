@@ -1,0 +1,72 @@
+"""The CVDP options of `codegen-eval run` (cli.py and cli_inputs.py only call these).
+
+    codegen-eval run --cvdp cvdp_v1.1.0_..._nonagentic_code_generation_no_commercial.jsonl \\
+        [--cvdp-problems 'cvdp_copilot_lfsr_*'] [--cvdp-wall-s 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from codegen_eval.types import Task
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--cvdp-wall-s wants seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("--cvdp-wall-s must be > 0")
+    return value
+
+
+def add_run_options(r: argparse.ArgumentParser) -> None:
+    r.add_argument(
+        "--cvdp",
+        metavar="FILE",
+        help="a CVDP JSONL file (NVlabs/cvdp_benchmark): its non-agentic code-generation "
+        "problems, each scored by its own cocotb harness in the sandbox",
+    )
+    r.add_argument(
+        "--cvdp-problems",
+        metavar="GLOB",
+        action="append",
+        help="CVDP: only problems whose id matches (repeatable)",
+    )
+    r.add_argument(
+        "--cvdp-wall-s",
+        type=_positive_seconds,
+        default=300.0,
+        help="CVDP: wall-clock limit of one harness run",
+    )
+
+
+def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
+    """The --cvdp task; bad input is a one-line CliError."""
+    from codegen_eval.cli_inputs import CliError
+
+    from . import CvdpFormatError, cvdp
+    from .harness import HarnessSetupError
+
+    backend = getattr(args, "sandbox", None)
+    if backend not in (None, "bwrap"):
+        raise CliError(f"--cvdp runs its harnesses in bwrap, not --sandbox {backend}")
+    try:
+        task = cvdp(args.cvdp, problems=args.cvdp_problems, wall_s=args.cvdp_wall_s)
+    except FileNotFoundError:
+        raise CliError(f"--cvdp: {args.cvdp} does not exist") from None
+    except (CvdpFormatError, HarnessSetupError, OSError) as exc:
+        raise CliError(f"--cvdp: {exc}") from None
+    excluded = task.metadata["excluded"]
+    print(
+        f"cvdp: {task.metadata['records']} records, {len(task.dataset)} to score, "
+        f"{len(excluded)} excluded",
+        file=sys.stderr,
+    )
+    for pid, why in sorted(excluded.items()):
+        print(f"cvdp: excluded {pid}: {why}", file=sys.stderr)
+    if not task.dataset:
+        raise CliError(f"--cvdp: no problem of {args.cvdp} can be scored here (see above)")
+    return [task]
