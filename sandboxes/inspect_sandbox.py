@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 import yaml
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.util import (
     ExecResult,
     OutputLimitExceededError,
@@ -61,6 +62,23 @@ _HELPER_WALL_S = 120.0  # file helpers run in the sandbox (paths through a symli
 _CWD: contextvars.ContextVar[str | None] = contextvars.ContextVar("bwrap_cwd", default=None)
 
 
+class BwrapConfigError(PrerequisiteError, ValueError):
+    """A bad sandbox configuration: Inspect's CLI shows a PrerequisiteError as its message
+    alone, one line, not a traceback."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.args = (message,)
+
+
+class BwrapStartError(PrerequisiteError, SandboxUnavailableError):
+    """The sandbox cannot run on this host at all (seen when the task starts): one line."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.args = (message,)
+
+
 class BwrapConfig(BaseModel):
     """`sandbox=("bwrap", cfg)` with this model, or a YAML/JSON file of these fields."""
 
@@ -86,8 +104,8 @@ class BwrapConfig(BaseModel):
         return v
 
 
-def load_config(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:
-    """The sandbox's configuration; one clear ValueError for a bad one."""
+def load_config(config: SandboxEnvironmentConfigType | dict[str, Any] | None) -> BwrapConfig:
+    """The sandbox's configuration; a BwrapConfigError (a ValueError) for a bad one."""
     if config is None:
         return BwrapConfig()
     if isinstance(config, BwrapConfig):
@@ -96,15 +114,24 @@ def load_config(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:
         if isinstance(config, str):
             path = Path(config)
             if not path.is_file():
-                raise ValueError(f"bwrap sandbox config file {config!r} does not exist")
+                raise BwrapConfigError(f"bwrap sandbox config file {config!r} does not exist")
             data = yaml.safe_load(path.read_text()) or {}
             if not isinstance(data, dict):
-                raise ValueError(f"bwrap sandbox config {config!r} is not a mapping")
+                raise BwrapConfigError(f"bwrap sandbox config {config!r} is not a mapping")
             return BwrapConfig.model_validate(data)
+        if isinstance(config, dict):
+            return BwrapConfig.model_validate(config)
         return BwrapConfig.model_validate(config.model_dump())
-    except (ValidationError, yaml.YAMLError) as exc:
-        first = str(exc).splitlines()
-        raise ValueError(f"bad bwrap sandbox config: {' '.join(first[:3])}") from None
+    except ValidationError as exc:
+        why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise BwrapConfigError(f"bad bwrap sandbox config {_shown(config)}: {why}") from None
+    except yaml.YAMLError as exc:
+        why = str(exc).splitlines()[0]
+        raise BwrapConfigError(f"bad bwrap sandbox config {_shown(config)}: {why}") from None
+
+
+def _shown(config: SandboxEnvironmentConfigType | dict[str, Any]) -> str:
+    return repr(config) if isinstance(config, str) else type(config).__name__
 
 
 class _CwdBwrap(BwrapSandbox):
@@ -164,7 +191,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
-        return BwrapConfig.model_validate(config)
+        return load_config(config)
 
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
@@ -175,7 +202,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             await env._start()
             res = await env.exec(["true"], timeout=60)
             if not res.success:
-                raise SandboxUnavailableError(f"bwrap sandbox: `true` failed: {res.stderr}")
+                raise BwrapStartError(f"the bwrap sandbox cannot run `true`: {res.stderr.strip()}")
+        except SandboxUnavailableError as exc:
+            if isinstance(exc, BwrapStartError):
+                raise
+            raise BwrapStartError(str(exc)) from exc
         finally:
             await env._stop()
 

@@ -55,7 +55,7 @@ HASH="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$HASH" ]; then
   say "installing the project into .venv"
   quiet .venv/bin/python -m pip install -q --upgrade pip
-  quiet .venv/bin/python -m pip install -q -e ".[dev]"
+  quiet .venv/bin/python -m pip install -q -e ".[dev,inspect]"
   echo "$HASH" > "$STAMP"
 fi
 
