@@ -501,7 +501,7 @@ def library_run(name: str) -> Iterator[tuple[str, str]]:
 
 def _trace_scope() -> AbstractContextManager[Any]:
     """Tracing/replay asked for by APPL_TRACE / APPL_REPLAY / [trace] (usually a no-op)."""
-    from appl.trace._record import auto_scope  # late: tracing is opt-in and costs nothing off
+    from appl.trace._auto import auto_scope  # late: tracing is opt-in and costs nothing off
 
     return auto_scope()
 

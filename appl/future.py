@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +61,16 @@ def prompt_text_of(value: Any) -> str:
 
 
 _PENDING = object()
+
+
+def _no_joiner(*parts: Any) -> Any:
+    raise ApplError("appl.prompt is not imported: `gen + text` needs it (import appl)")
+
+
+# `fut + text` builds prompt text that may keep the future pending (appl.prompt.concat).
+# appl.prompt, which imports this module, installs its concat here when it is imported, so
+# that this module never imports it back.
+_joiner: list[Callable[..., Any]] = [_no_joiner]
 
 
 class GenFuture:
@@ -262,14 +272,10 @@ class GenFuture:
         return hash(self.value())
 
     def __add__(self, other: object) -> Any:
-        from appl.prompt import concat
-
-        return concat(self, other)
+        return _joiner[0](self, other)
 
     def __radd__(self, other: object) -> Any:
-        from appl.prompt import concat
-
-        return concat(other, self)
+        return _joiner[0](other, self)
 
     def __mul__(self, count: int) -> Any:
         return self.value() * count

@@ -32,8 +32,11 @@ async def run_gen_n(
     futs: list[GenFuture],
     items: tuple[tuple[Role, Part], ...],
     options: GenOptions,
+    model_alias: str,
 ) -> None:
-    """The task of one gen(n=k): wait for the inputs, one call, then resolve each future."""
+    """The task of one gen(n=k): wait for the inputs, one call, then resolve each future.
+    `model_alias`: the alias the request names (the runtime resolves the default, so this
+    module needs nothing of the runtime's but its types)."""
     group = tuple(futs)
     for fut in group:
         fut._group = group
@@ -47,10 +50,8 @@ async def run_gen_n(
             raise ApplError(
                 f"gen() at {site.file}:{site.line} has an empty prompt{options.empty_hint}"
             )
-        from appl.runtime import default_alias
-
         request = GenRequest(
-            model=default_alias(options.model),
+            model=model_alias,
             messages=messages,
             temperature=options.temperature,
             top_p=options.top_p,

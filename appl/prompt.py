@@ -17,6 +17,7 @@ from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from appl import future as _future
 from appl.future import GenFuture, prompt_text_of
 from appl.types import Message, Role
 
@@ -143,6 +144,9 @@ def concat(*parts: Any) -> str | PromptText:
             p.render() if isinstance(p, PromptText) else prompt_text_of(_resolved(p)) for p in parts
         )
     )
+
+
+_future._joiner[0] = concat  # `gen + text` (see appl.future._joiner)
 
 
 def _resolved(part: Any) -> Any:

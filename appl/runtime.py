@@ -34,6 +34,7 @@ import pydantic
 from appl import events
 from appl.errors import ApplError, BudgetExceededError, StructuredOutputError, ToolError
 from appl.future import GenFuture, GenResult
+from appl.gen_n import run_gen_n
 from appl.identity import CallIdentity, compute_call_identity, request_to_jsonable
 from appl.prompt import Part, render_messages, snapshot_pending
 from appl.structured import (
@@ -243,9 +244,7 @@ class Runtime:
                 one._set_exception(ApplError(f"run {self.name!r} has ended; gen not started"))
             return
         if isinstance(fut, list):
-            from appl.gen_n import run_gen_n  # late: only programs using gen(n=k) need it
-
-            coro = run_gen_n(self, fut, items, options)
+            coro = run_gen_n(self, fut, items, options, default_alias(options.model))
         else:
             coro = self._run_gen(fut, items, options)
         task = self.loop.create_task(coro)

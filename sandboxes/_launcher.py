@@ -24,7 +24,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from .base import base_dir
+from ._host import base_dir
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,6 @@ and older than a minute (rmdir of a cgroup with tasks fails anyway).
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import re
@@ -21,41 +20,13 @@ import time
 from pathlib import Path
 
 from ._cleanup import remove_run_dir, remove_tree
+from ._host import etc_fingerprint, owner_alive, owner_token  # noqa: F401  (re-exported)
 
 log = logging.getLogger(__name__)
 
-_OWNED = re.compile(r"-(\d+)\.(\d+)-[A-Za-z0-9_]+$")
 _LEGACY_CGROUP = re.compile(r"^run-[0-9a-f]{16}$")
 _SWEEP_EVERY_S = 600.0
 _last_sweep: dict[int, float] = {}  # pid -> monotonic time (fork-safe)
-
-
-def _start_time(pid: int) -> int | None:
-    try:
-        data = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    # Field 22 (starttime); field 2 (comm) may contain spaces and parentheses.
-    return int(data[data.rindex(b")") + 2 :].split()[19])
-
-
-@functools.cache
-def _token(pid: int) -> str:
-    return f"{pid}.{_start_time(pid) or 0}"
-
-
-def owner_token() -> str:
-    """``<pid>.<start time>`` of this process, embedded in the names of what it creates."""
-    return _token(os.getpid())
-
-
-def owner_alive(name: str) -> bool | None:
-    """Whether the process that created `name` still runs; None if the name has no owner."""
-    m = _OWNED.search(name)
-    if m is None:
-        return None
-    pid, start = int(m.group(1)), int(m.group(2))
-    return _start_time(pid) == start
 
 
 def _rm_cgroup(d: Path) -> bool:
@@ -164,7 +135,6 @@ def maybe_sweep(base: Path) -> None:
     if last is not None and now - last < _SWEEP_EVERY_S:
         return
     _last_sweep[pid] = now
-    from .bwrap import _etc_fingerprint
     from .cgroups import PARENT, layout
     from .cgroups import ROOT as CGROUP_ROOT
 
@@ -173,7 +143,7 @@ def maybe_sweep(base: Path) -> None:
     if lay.version == 1:  # docker's runc makes our per-run parents in every hierarchy
         parents |= {p for p in CGROUP_ROOT.glob(f"*/{PARENT}") if p.is_dir()}
     try:
-        gone = sweep(base, sorted(parents)) + sweep_etc_copies(base, _etc_fingerprint())
+        gone = sweep(base, sorted(parents)) + sweep_etc_copies(base, etc_fingerprint())
         if gone:
             log.info("removed %d stale sandbox directories/cgroups", len(gone))
     except Exception:  # never let housekeeping break a sandbox

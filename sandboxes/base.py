@@ -18,33 +18,49 @@ import os
 import stat
 import tempfile
 import weakref
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from ._cleanup import mount_tmpfs, remove_run_dir
+from ._host import (  # noqa: F401  (re-exported: the seam's public names live here too)
+    _RESERVED,
+    BASE_DIR_ENV,
+    DEFAULT_BACKEND,
+    DEFAULT_RUN_DIR_MB,
+    RUN_DIR_MB_ENV,
+    UID_ENV,
+    FileContent,
+    base_dir,
+    owner_token,
+    sandbox_uid,
+)
+from ._stale import maybe_sweep
 from .types import ExecResult, Limits, SandboxError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BACKEND = "bwrap"
-BASE_DIR_ENV = "CODEGEN_SANDBOX_DIR"
-UID_ENV = "CODEGEN_SANDBOX_UID"
-RUN_DIR_MB_ENV = "CODEGEN_SANDBOX_RUN_DIR_MB"
-DEFAULT_RUN_DIR_MB = 1024
-FileContent = str | bytes
-# Mount points every backend owns inside the sandbox (extra_ro_binds may not cover them).
-_RESERVED = ("/sandbox", "/proc", "/dev", "/etc")
+_BACKENDS: dict[str, type[Sandbox]] = {}
+_S = TypeVar("_S", bound="type[Sandbox]")
 
 
-def sandbox_uid() -> int:
-    """The unprivileged uid payloads run as when we are root (default 65534, nobody)."""
-    return int(os.environ.get(UID_ENV, "65534"))
+def register_backend(name: str) -> Callable[[_S], _S]:
+    """Class decorator: `open_sandbox(name)` makes this backend. The package imports every
+    built-in backend module once (sandboxes/__init__.py), so the registry here never imports
+    a backend and no backend module imports another."""
+
+    def add(cls: _S) -> _S:
+        if _BACKENDS.get(name, cls) is not cls:
+            raise SandboxError(f"sandbox backend {name!r} is registered twice")
+        _BACKENDS[name] = cls
+        return cls
+
+    return add
 
 
-def base_dir() -> Path:
-    d = Path(os.environ.get(BASE_DIR_ENV) or Path(tempfile.gettempdir()) / "codegen-sandboxes")
-    d.mkdir(mode=0o711, parents=True, exist_ok=True)
-    return d
+def backends() -> tuple[str, ...]:
+    """The names `open_sandbox` accepts, in registration order."""
+    return tuple(_BACKENDS)
 
 
 # -- concurrency -----------------------------------------------------------------------------
@@ -218,7 +234,6 @@ class Sandbox(abc.ABC):
 
     # lifecycle
     async def start(self) -> None:
-        from ._stale import maybe_sweep, owner_token
 
         _check_binds(self.extra_ro_binds)
         await asyncio.to_thread(maybe_sweep, base_dir())
@@ -314,19 +329,11 @@ class Sandbox(abc.ABC):
 
 
 def _make(backend: str, **options: object) -> Sandbox:
-    if backend == "bwrap":
-        from .bwrap import BwrapSandbox
-
-        return BwrapSandbox(**options)  # type: ignore[arg-type]
-    if backend == "docker":
-        from .docker_backend import DockerSandbox
-
-        return DockerSandbox(**options)  # type: ignore[arg-type]
-    if backend == "unsafe-local":
-        from .local import UnsafeLocalSandbox
-
-        return UnsafeLocalSandbox(**options)  # type: ignore[arg-type]
-    raise SandboxError(f"unknown sandbox backend {backend!r} (bwrap, docker, unsafe-local)")
+    cls = _BACKENDS.get(backend)
+    if cls is None:
+        names = ", ".join(_BACKENDS) or "none registered"
+        raise SandboxError(f"unknown sandbox backend {backend!r} ({names})")
+    return cls(**options)
 
 
 @contextlib.asynccontextmanager

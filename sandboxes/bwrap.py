@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import logging
 import os
 import shutil
@@ -24,8 +23,9 @@ import time
 from pathlib import Path
 
 from . import _launcher, seccomp
+from ._host import _RESERVED, ETC_MIRRORED, base_dir, etc_fingerprint, sandbox_uid
 from ._runner import LaunchSpec, rlimits_for, run, sweep_file_size
-from .base import _RESERVED, Sandbox, base_dir, sandbox_uid
+from .base import Sandbox, register_backend
 from .cgroups import RunCgroup, layout
 from .types import ExecResult, ExecStatus, Limits, SandboxError
 
@@ -37,21 +37,6 @@ PATH = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"
 
 # Top-level system entries mirrored read-only (symlinks recreated as symlinks).
 _SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-# The few /etc entries toolchains need, copied into one prepared directory mounted as /etc
-# (see _sandbox_etc); passwd/group/hostname are generated.
-_ETC = (
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "alternatives",  # mpicc, mpirun, cc ... are alternatives symlinks
-    "openmpi",
-    "nsswitch.conf",
-    "hosts",
-    "localtime",
-    "timezone",
-    "gcc",
-    "OpenCL",
-)
 
 
 @functools.cache
@@ -64,30 +49,6 @@ def bwrap_path() -> str:
 
 _ETC_RECHECK_S = 2.0  # how often the host /etc entries are re-fingerprinted
 _etc_cache: dict[int, tuple[float, Path]] = {}
-
-
-def _etc_fingerprint() -> str:
-    """Changes whenever a mirrored /etc entry does (apt, ldconfig, update-alternatives):
-    lstat of each entry and, in directories, of each file and subdirectory. Symlinks inside
-    directories (alternatives) are replaced by rename, which changes the directory's mtime."""
-    h = hashlib.sha256()
-
-    def add(p: str) -> None:
-        try:
-            st = os.lstat(p)
-        except OSError:
-            h.update(f"{p}:-\n".encode())
-            return
-        h.update(f"{p}:{st.st_mode}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-        if stat.S_ISDIR(st.st_mode):
-            with contextlib.suppress(OSError), os.scandir(p) as it:
-                for e in sorted(it, key=lambda e: e.name):
-                    if e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False):
-                        add(e.path)
-
-    for name in _ETC:
-        add(f"/etc/{name}")
-    return h.hexdigest()[:16]
 
 
 def _owned_dir(p: Path) -> bool:
@@ -103,7 +64,7 @@ def _build_etc(uid: int, target: Path) -> None:
     and hostname, so bwrap mounts one directory instead of ~15 (each mount costs it time)."""
     tmp = Path(tempfile.mkdtemp(prefix=".etc-build-", dir=base_dir()))
     try:
-        for name in _ETC:
+        for name in ETC_MIRRORED:
             src, dst = Path("/etc") / name, tmp / name
             try:
                 if src.is_symlink():
@@ -142,7 +103,7 @@ def _sandbox_etc(uid: int) -> Path:
     hit = _etc_cache.get(uid)
     if hit is not None and now - hit[0] < _ETC_RECHECK_S:
         return hit[1]
-    d = base_dir() / f".etc-{uid}-{_etc_fingerprint()}"
+    d = base_dir() / f".etc-{uid}-{etc_fingerprint()}"
     if not _owned_dir(d):
         if d.exists() or d.is_symlink():
             raise SandboxError(f"{d} exists but is not a directory owned by us")
@@ -192,6 +153,7 @@ def _binds(ro: tuple[str, ...], rw: tuple[tuple[str, str], ...] = ()) -> list[st
     return a
 
 
+@register_backend("bwrap")
 class BwrapSandbox(Sandbox):
     backend = "bwrap"
 

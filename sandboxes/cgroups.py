@@ -19,6 +19,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._host import owner_token
+
 log = logging.getLogger(__name__)
 
 ROOT = Path("/sys/fs/cgroup")
@@ -97,8 +99,6 @@ class RunCgroup:
 
     def __init__(self, lay: CgroupLayout | None = None) -> None:
         self.layout = lay or layout()
-        from ._stale import owner_token
-
         # Owner pid + start time: a later sweep removes it if this process dies (SIGKILL).
         self.name = f"run-{owner_token()}-{uuid.uuid4().hex[:12]}"
         self.dirs: dict[str, Path] = {}

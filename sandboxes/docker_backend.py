@@ -31,7 +31,7 @@ from typing import Any
 
 from . import _launcher, seccomp
 from ._runner import classify, sweep_file_size
-from .base import Sandbox, sandbox_uid
+from .base import Sandbox, register_backend, sandbox_uid
 from .cgroups import PARENT, RunCgroup, _read_kv, layout, remove_everywhere
 from .cgroups import ROOT as CGROUP_ROOT
 from .types import ExecResult, ExecStatus, Limits, SandboxError, cpu_limit_s
@@ -94,6 +94,7 @@ class _LeafWatch:
             self.cpu_s = self.cpu_s if usec is None else usec / 1e6
 
 
+@register_backend("docker")
 class DockerSandbox(Sandbox):
     backend = "docker"
 

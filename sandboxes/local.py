@@ -10,7 +10,7 @@ import os
 import warnings
 
 from ._runner import LaunchSpec, rlimits_for, run, sweep_file_size
-from .base import Sandbox, sandbox_uid
+from .base import Sandbox, register_backend, sandbox_uid
 from .cgroups import RunCgroup, layout
 from .types import ExecResult, ExecStatus, Limits, SandboxError
 
@@ -22,6 +22,7 @@ _MESSAGE = (
 )
 
 
+@register_backend("unsafe-local")
 class UnsafeLocalSandbox(Sandbox):
     backend = "unsafe-local"
 

@@ -9,7 +9,7 @@
 
 Off costs nothing: no listener is installed, so the runtime's `events.has_listeners()` checks
 stay false and no event object is even built. The environment/config route is consulted by
-the core once per top-level run (`auto_scope`); that check is an env lookup and a dict get.
+the core once per top-level run (`_auto.auto_scope`); that check is an env lookup and a dict get.
 The same route also replays: APPL_REPLAY=trace.jsonl (or `[trace] replay = ...`) answers
 every gen from the trace, strictly unless APPL_REPLAY_MODE=lenient / `replay_mode`.
 """
@@ -17,11 +17,10 @@ every gen from the trace, strictly unless APPL_REPLAY_MODE=lenient / `replay_mod
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -102,26 +101,3 @@ def auto_writer(path: str | Path) -> TraceWriter:
         if writer is None or writer.closed:
             writer = _auto_writers[key] = TraceWriter(key)
         return writer
-
-
-def auto_scope() -> AbstractContextManager[Any]:
-    """What the environment/config asks for around one top-level run (usually nothing)."""
-    section = _trace_section()
-    trace_path = _setting(ENV_TRACE, "path", section)
-    replay_path = _setting(ENV_REPLAY, "replay", section)
-    if trace_path is None and replay_path is None:
-        return contextlib.nullcontext()
-    stack = ExitStack()
-    if replay_path is not None:
-        from appl.trace._replay import replaying
-
-        mode = _setting(ENV_REPLAY_MODE, "replay_mode", section) or "strict"
-        stack.enter_context(replaying(replay_path, mode=mode))  # type: ignore[arg-type]
-    if trace_path is not None:
-        writer = auto_writer(trace_path)
-        active = _auto_active.get()
-        if writer not in active:  # a run nested in a traced run is already being written
-            stack.enter_context(events.listening(writer))
-            token = _auto_active.set((*active, writer))
-            stack.callback(_auto_active.reset, token)
-    return stack

@@ -38,6 +38,7 @@ from appl.identity import CallIdentity
 from appl.runtime import current_run_id, use_model_resolver, use_tool_replayer
 from appl.tools import ToolResult
 from appl.trace._format import Trace, read_trace
+from appl.trace._record import recording
 from appl.types import (
     Choice,
     GenRequest,
@@ -419,8 +420,6 @@ def replaying(
         if record_to is not None:
             if Path(record_to).resolve() == Path(path).resolve():
                 raise ApplError("replaying(): record_to must differ from the trace replayed")
-            from appl.trace._record import recording
-
             stack.enter_context(recording(record_to, overwrite=overwrite))
         stack.enter_context(use_model_resolver(replayer))
         stack.enter_context(use_tool_replayer(replayer.tool_result))

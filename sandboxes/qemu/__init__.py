@@ -5,7 +5,6 @@ result.status      # exited | stopped | no_output | hang | wall_timeout | output
 result.console     # the serial console text (capped)
 """
 
-from sandboxes.qemu.accel import choose_accel, measure_accels
 from sandboxes.qemu.image import (
     CpioEntry,
     build_initramfs,
@@ -13,7 +12,17 @@ from sandboxes.qemu.image import (
     extract_vmlinux,
     write_cpio,
 )
-from sandboxes.qemu.vm import Accel, VMResult, VMSpec, VMStatus, qemu_available, run_vm, run_vm_sync
+from sandboxes.qemu.vm import (
+    Accel,
+    VMResult,
+    VMSpec,
+    VMStatus,
+    choose_accel,
+    measure_accels,
+    qemu_available,
+    run_vm,
+    run_vm_sync,
+)
 
 __all__ = [
     "Accel",

@@ -22,6 +22,7 @@ from typing import Any
 
 from codegen_eval.ctext import matching_brace
 from codegen_eval.readers.pareval.bodies import declared_functions, helpers_called
+from codegen_eval.types import Sample
 
 # The seven parallelism models upstream knows, in its order.
 ALL_MODELS = ("serial", "omp", "mpi", "mpi+omp", "kokkos", "cuda", "hip")
@@ -317,3 +318,32 @@ def reference_for(prompt: str, driver_src: str, baseline_src: str) -> Reference 
         text = "\n\n".join([*own, head + completion])
         completion = pattern.sub(lambda m: rename[m.group(1)], text)
     return Reference(best, decl, completion)
+
+
+def generated_code(sample: Sample, code: str) -> str:
+    """generated-code.hpp: upstream writes patch_prompt(prompt) + "\\n" + output, the output
+    being the body that completes the prompt. A reply that starts with the prompt has it
+    removed first (upstream's postprocess); a reply that defines the whole function is used
+    after the prompt's preamble instead (a chat model's usual answer)."""
+    prompt = str(sample.metadata["prompt"])
+    if code.startswith(prompt):
+        code = code[len(prompt) :]
+    sig = prompt_signature(prompt)
+    # a definition: at the start of a line, a return type, the name, balanced parameters, `{`
+    # (a call such as `while (f(x) > 0) {` is not one)
+    definition = (
+        rf"^[ \t]*(?:[\w:<>,*&]+[ \t]+)+{re.escape(sig.name)}\s*"
+        rf"\((?:[^()]|\([^()]*\))*\)\s*(?:const\s*)?\{{"
+        if sig
+        else None
+    )
+    if definition and re.search(definition, code, re.M):
+        preamble = "\n".join(prompt.rstrip().split("\n")[:-1])
+        return f"{preamble}\n{code}\n"
+    return patch_prompt(prompt) + "\n" + code
+
+
+def config_of(meta: dict[str, Any]) -> LaunchConfig:
+    return LaunchConfig(
+        int(meta["procs"]), int(meta["threads"]), tuple(meta["argv"]), dict(meta["params"])
+    )

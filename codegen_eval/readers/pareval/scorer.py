@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,20 +30,15 @@ from codegen_eval.readers.pareval.build import (
     parse_driver_output,
     timing_consistent,
 )
-from codegen_eval.readers.pareval.checkout import (
-    MODELS,
-    LaunchConfig,
-    patch_prompt,
-    prompt_signature,
-)
+from codegen_eval.readers.pareval.checkout import MODELS, LaunchConfig, config_of, generated_code
 from codegen_eval.readers.pareval.screen import driver_identifiers, screen_candidate
+from codegen_eval.readers.pareval.trusted import TRUSTED_LABEL, TrustedRunner  # noqa: F401
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import ExecStatus, Limits, open_sandbox
 
 VERDICT_UPSTREAM = "upstream"
 VERDICT_TRUSTED = "trusted"
 UPSTREAM_LABEL = "in-process driver verdict (upstream-compatible, forgeable)"
-TRUSTED_LABEL = "trusted verdict (no candidate code in the deciding process)"
 
 
 @dataclass
@@ -54,40 +48,11 @@ class RunSettings:
     pids: int = 512
 
 
-def generated_code(sample: Sample, code: str) -> str:
-    """generated-code.hpp: upstream writes patch_prompt(prompt) + "\\n" + output, the output
-    being the body that completes the prompt. A reply that starts with the prompt has it
-    removed first (upstream's postprocess); a reply that defines the whole function is used
-    after the prompt's preamble instead (a chat model's usual answer)."""
-    prompt = str(sample.metadata["prompt"])
-    if code.startswith(prompt):
-        code = code[len(prompt) :]
-    sig = prompt_signature(prompt)
-    # a definition: at the start of a line, a return type, the name, balanced parameters, `{`
-    # (a call such as `while (f(x) > 0) {` is not one)
-    definition = (
-        rf"^[ \t]*(?:[\w:<>,*&]+[ \t]+)+{re.escape(sig.name)}\s*"
-        rf"\((?:[^()]|\([^()]*\))*\)\s*(?:const\s*)?\{{"
-        if sig
-        else None
-    )
-    if definition and re.search(definition, code, re.M):
-        preamble = "\n".join(prompt.rstrip().split("\n")[:-1])
-        return f"{preamble}\n{code}\n"
-    return patch_prompt(prompt) + "\n" + code
-
-
 async def _digest(sb: Any, path: str) -> str:
     try:
         return hashlib.sha256(await sb.read_file(path)).hexdigest()
     except (OSError, ValueError):  # gone, a symlink, a directory: not the file we built
         return ""
-
-
-def config_of(meta: dict[str, Any]) -> LaunchConfig:
-    return LaunchConfig(
-        int(meta["procs"]), int(meta["threads"]), tuple(meta["argv"]), dict(meta["params"])
-    )
 
 
 class ParEvalScorer:
@@ -141,8 +106,6 @@ class ParEvalScorer:
             )
         if self.verdict == VERDICT_TRUSTED:
             if self._trusted is None:
-                from codegen_eval.readers.pareval.trusted import TrustedRunner
-
                 self._trusted = TrustedRunner(self)
             score = await self._trusted.score(sample, candidate)
         else:

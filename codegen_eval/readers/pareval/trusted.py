@@ -46,6 +46,8 @@ from codegen_eval.readers.pareval.checkout import (
     MODELS,
     LaunchConfig,
     ModelSpec,
+    config_of,
+    generated_code,
     patch_prompt,
     prompt_signature,
 )
@@ -55,6 +57,7 @@ from sandboxes import open_sandbox
 if TYPE_CHECKING:
     from codegen_eval.readers.pareval.scorer import ParEvalScorer
 
+TRUSTED_LABEL = "trusted verdict (no candidate code in the deciding process)"
 HEADER = "pareval_trusted.h"
 MAX_RESULTS_BYTES = 64 << 20  # per rank; validation inputs are small
 
@@ -248,8 +251,6 @@ class TrustedRunner:
 
     # -------------------------------------------------------------------- per candidate
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
-        from codegen_eval.readers.pareval.scorer import TRUSTED_LABEL, config_of, generated_code
-
         meta = sample.metadata
         spec = MODELS[str(meta["variant"])]
         checker = await self.checker(sample, spec)
