@@ -273,6 +273,10 @@ class Sandbox(abc.ABC):
     async def write_file(
         self, path: str, content: FileContent, *, executable: bool = False
     ) -> None:
+        """Write `content` at `path` under the run directory (parents created), owned by the
+        payload's uid. Raises ValueError for an absolute path or one leaving the directory,
+        and PermissionError for a symlink (planted by an earlier exec) or a non-regular file
+        in the way: it is never followed."""
         data = content.encode() if isinstance(content, str) else bytes(content)
         write_beneath(self._root(), path, data, self._owner, 0o755 if executable else 0o644)
 
@@ -301,6 +305,25 @@ class Sandbox(abc.ABC):
         stdin: FileContent | None = None,
         env: Mapping[str, str] | None = None,
     ) -> ExecResult:
+        """Run `cmd` in the run directory (the payload's cwd, seen inside as /sandbox) under
+        `limits`, as an unprivileged uid, with no network unless `limits.network`.
+
+        files: written into the run directory first (relative paths; a planted symlink on
+        the way is refused, never followed). stdin: fed to the process, then closed.
+        env: the whole environment besides a minimal PATH/HOME/LANG the backend sets.
+
+        Returns an `ExecResult` for everything the payload does: exit 0 (`ok`), a non-zero
+        exit, a signal, any limit reached (the status names which one; the whole process
+        tree is killed), a CUDA binary with no GPU (`skipped_no_gpu`). Output beyond
+        `limits.output_bytes` is cut and `truncated` set.
+
+        Raises only for the caller's or the host's fault, never for the payload's:
+        `ValueError` for an empty command or a malformed environment variable,
+        `SandboxError` when the sandbox cannot run anything (backend missing or broken,
+        sandbox closed, a launcher that lost contact). Cancelling the call kills the
+        process tree and waits for it to be reaped before the cancellation propagates.
+        At most `concurrency(backend)` execs of one backend run at once per event loop.
+        """
         if not cmd:
             raise ValueError("empty command")
         for k, v in (env or {}).items():

@@ -10,20 +10,27 @@ from enum import StrEnum
 
 
 class ExecStatus(StrEnum):
-    OK = "ok"
-    NONZERO_EXIT = "nonzero_exit"
-    SIGNAL = "signal"
-    WALL_TIMEOUT = "wall_timeout"
-    CPU_LIMIT = "cpu_limit"
-    MEMORY_LIMIT = "memory_limit"
-    OUTPUT_LIMIT = "output_limit"
-    FILE_SIZE_LIMIT = "file_size_limit"
-    PIDS_LIMIT = "pids_limit"
-    SKIPPED_NO_GPU = "skipped_no_gpu"
+    """What happened to the payload. Exactly one applies; limits are checked first, so a
+    process killed by SIGKILL because it reached its memory limit is MEMORY_LIMIT, not
+    SIGNAL."""
+
+    OK = "ok"  # exited with status 0
+    NONZERO_EXIT = "nonzero_exit"  # exited with another status (`exit_code`)
+    SIGNAL = "signal"  # killed by a signal it did not get from a limit (`signal`)
+    WALL_TIMEOUT = "wall_timeout"  # still running at `Limits.wall_s`: the tree was killed
+    CPU_LIMIT = "cpu_limit"  # used its CPU seconds (`cpu_limit_s`)
+    MEMORY_LIMIT = "memory_limit"  # the cgroup (or RLIMIT_AS) memory limit killed it
+    OUTPUT_LIMIT = "output_limit"  # wrote more than `Limits.output_bytes` to stdout/stderr
+    FILE_SIZE_LIMIT = "file_size_limit"  # wrote a file past `Limits.file_bytes` (SIGXFSZ)
+    PIDS_LIMIT = "pids_limit"  # a fork failed at `Limits.pids` and the program died of it
+    SKIPPED_NO_GPU = "skipped_no_gpu"  # a CUDA program with `Limits.gpus` and no GPU here
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
+    """What one exec may use. Every limit applies to the whole process tree, and reaching
+    one is a status of the result (see `ExecStatus`), never an exception."""
+
     wall_s: float = 10.0
     cpu_s: float | None = None  # None: a backstop just above wall_s (see cpu_limit_s)
     memory_mb: int = 1024
@@ -48,6 +55,11 @@ def cpu_limit_s(limits: Limits) -> float:
 
 @dataclass(slots=True)
 class ExecResult:
+    """One exec's outcome. `stdout`/`stderr` are decoded as UTF-8 with replacement and cut
+    at `Limits.output_bytes` each (`truncated`); `exit_code` is set for OK/NONZERO_EXIT,
+    `signal` where a signal ended it; `limits_enforced` says which limits the host could
+    really enforce (e.g. no memory cgroup: {"memory": False})."""
+
     status: ExecStatus
     exit_code: int | None
     signal: int | None
