@@ -114,9 +114,10 @@ class MpirigenScorer:
                 inner, Candidate(candidate.sample_id, candidate.index, lines, lines)
             )
         except RuntimeError as exc:  # the reference program does not build or run here
-            text = str(exc)
-            why = "reference_build" if "compile" in text else "reference_run"
-            return why, text.splitlines()[0][:300]
+            lines = str(exc).splitlines() or [""]
+            why = "reference_build" if "compile" in lines[0] else "reference_run"
+            cause = next((ln for ln in lines[1:] if "error" in ln), lines[-1])
+            return why, f"{lines[0]} {cause.strip()}"[:300]
 
     async def reference_verdict(self, sample: Sample) -> tuple[str, str] | None:
         """None when the label, as an answer, passes at one or more of `nps` (recorded);
