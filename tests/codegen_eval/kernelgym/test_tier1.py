@@ -88,6 +88,10 @@ CHEATS = [
                         '\tif (!size || size > PAGE_SIZE)\n\t\treturn -EINVAL;\n'
                         '\tpr_info("kgym_df: size 64\\n");\n\treturn 0;\n'
                         "\tif (!size || size > PAGE_SIZE)\n")),
+    # Issue 29: "close" that keeps the session (no free, so no use after it): nothing
+    # crashed and every earlier check passed; a closed session must report nothing.
+    ("t1-use-after-free", ("kgym_uaf.c", "\t} else if (!strcmp(cmd, \"close\")) {\n\t\tkfree(kgym_last);\n",
+                           "\t} else if (!strcmp(cmd, \"close\")) {\n")),
 ]  # fmt: skip
 
 
@@ -129,3 +133,25 @@ async def test_a_tree_patch_is_judged_by_its_changed_objects(scorer: Scorer) -> 
     step = await scorer.check_build(bug, silence)
     assert step is not None and step.outcome is Outcome.APPLY_FAILED
     assert "mm/kasan/report.c" in step.detail
+
+
+@pytest.mark.timeout(1800)
+async def test_the_fix_matches_and_a_check_in_the_caller_is_plausible_only(scorer: Scorer) -> None:
+    """Issue 29: resolved means plausible. t1-double-free's fix is in kgym_df_resize; refusing
+    the bad size in the caller also stops the double free and passes every check, but it does
+    not change what the developer's fix changes."""
+    from .test_scoring_decisions import CALLER_CHECK
+
+    bug = next(b for b in TIER1 if b.id == "t1-double-free")
+    fixed = await scorer.score(bug, bug.developer_patch)
+    assert fixed.outcome is Outcome.RESOLVED and fixed.plausible and fixed.matches_fix is True
+    step = await scorer.score(bug, CALLER_CHECK)
+    assert step.outcome is Outcome.RESOLVED, step.detail + step.console_excerpt[-3000:]
+    assert step.plausible and step.matches_fix is False
+    assert step.localization is not None
+    assert step.localization["functions"]["candidate"] == ["kgym_df.c:kgym_df_write"]
+    # Every bundled fix of a tree bug matches itself, read against the injected tree.
+    for tree_bug in (b for b in TIER1 if b.kind == "tree"):
+        loc = await scorer.score(tree_bug, tree_bug.developer_patch)
+        assert loc.matches_fix is True and loc.localization is not None, tree_bug.id
+        assert loc.localization["method"] == "source", tree_bug.id

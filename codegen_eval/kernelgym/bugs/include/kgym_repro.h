@@ -1,4 +1,4 @@
-// Shared by the bundled tier-0 reproducers (`#include "kgym_repro.h"`: the gym compiles every
+// Shared by the bundled reproducers, tier 0 and tier 1 (`#include "kgym_repro.h"`: the gym compiles every
 // reproducer with this directory on its include path, and its contents are part of the
 // build's cache key).
 //
@@ -79,19 +79,22 @@ static unsigned int pick(unsigned int lo, unsigned int hi)
 }
 
 // Runs `s` like run(), then reads the kernel log records the command added (from /dev/kmsg,
-// which the gym's init mounts). Exactly one of them must start with `prefix`: the text after
-// the prefix is returned (valid until the next call). None, or several: KGYM-FUNC-FAIL, NULL.
-static const char *run_logged(const char *proc, const char *s, enum want want, const char *prefix)
+// which the gym's init mounts) and counts those that start with `prefix`; the text after the
+// prefix of the first is left in *found (valid until the next call). -1: the log is unreadable
+// (KGYM-FUNC-FAIL already printed).
+static int run_count_logged(const char *proc, const char *s, enum want want, const char *prefix,
+			    const char **found)
 {
-	static char found[256];
+	static char first[256];
 	char rec[1024];
 	int count = 0, fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
+	*found = NULL;
 	if (fd < 0) {
 		printf("KGYM-FUNC-FAIL cannot read /dev/kmsg: %s\n", strerror(errno));
 		broken = 1;
 		run(proc, s, want);
-		return NULL;
+		return -1;
 	}
 	lseek(fd, 0, SEEK_END); // only what the command adds
 	run(proc, s, want);
@@ -113,10 +116,24 @@ static const char *run_logged(const char *proc, const char *s, enum want want, c
 			*end = 0;
 		if (strncmp(msg, prefix, strlen(prefix)))
 			continue;
-		if (++count == 1)
-			snprintf(found, sizeof(found), "%s", msg + strlen(prefix));
+		if (++count == 1) {
+			snprintf(first, sizeof(first), "%s", msg + strlen(prefix));
+			*found = first;
+		}
 	}
 	close(fd);
+	return count;
+}
+
+// Exactly one record the command added must start with `prefix`: the text after the prefix
+// is returned (valid until the next call). None, or several: KGYM-FUNC-FAIL, NULL.
+static const char *run_logged(const char *proc, const char *s, enum want want, const char *prefix)
+{
+	const char *found;
+	int count = run_count_logged(proc, s, want, prefix, &found);
+
+	if (count < 0)
+		return NULL;
 	if (count != 1) {
 		printf("KGYM-FUNC-FAIL cmd %s logged %d lines starting \"%s\", must be one\n", s,
 		       count, prefix);
@@ -124,6 +141,19 @@ static const char *run_logged(const char *proc, const char *s, enum want want, c
 		return NULL;
 	}
 	return found;
+}
+
+// The command must add no record starting with `prefix`: what it reports on is gone (a
+// "close" that kept the session is no fix of what came after the close).
+static void expect_unlogged(const char *proc, const char *s, enum want want, const char *prefix)
+{
+	const char *found;
+	int count = run_count_logged(proc, s, want, prefix, &found);
+
+	if (count > 0) {
+		printf("KGYM-FUNC-FAIL cmd %s logged \"%s%s\", must log nothing\n", s, prefix, found);
+		broken = 1;
+	}
 }
 
 // run_logged, and the line must read `prefix` followed by exactly `want_text`.
