@@ -30,9 +30,10 @@ def cvdp(
     wall_s: float = 300.0,
 ) -> Task:
     """A Task over the non-agentic code-generation records of a CVDP JSONL file.
-    task.metadata["excluded"] is {id: reason} (records not read, references failing here)."""
+    task.metadata["excluded"] is {id: reason} for the problems whose reference fails here;
+    task.metadata["not_read"] the records of other workflows and categories."""
     read = read_cvdp(path)
-    samples, excluded = read.samples, dict(read.excluded)
+    samples = read.samples
     if problems:
         pats = [problems] if isinstance(problems, str) else list(problems)
         samples = [s for s in samples if any(fnmatch.fnmatchcase(s.id, p) for p in pats)]
@@ -43,7 +44,6 @@ def cvdp(
     if calibrate and samples:
         measured = measured_exclusions(scorer, samples)
         samples = [s for s in samples if s.id not in measured]
-        excluded.update(measured)
     return Task(
         name="cvdp",
         dataset=samples,
@@ -52,8 +52,12 @@ def cvdp(
             "language": "verilog",
             "source": str(path),
             "records": read.total,
-            "excluded": excluded,
+            # code-generation problems that cannot be scored here (the reference fails)
+            "excluded": dict(measured),
             "measured_failures": measured,
+            # records of other workflows (agentic, code comprehension): not problems of this
+            # task, so not in its denominator either
+            "not_read": dict(read.excluded),
         },
     )
 

@@ -59,12 +59,14 @@ def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
         raise CliError(f"--cvdp: {args.cvdp} does not exist") from None
     except (CvdpFormatError, HarnessSetupError, OSError) as exc:
         raise CliError(f"--cvdp: {exc}") from None
-    excluded = task.metadata["excluded"]
+    excluded, not_read = task.metadata["excluded"], task.metadata["not_read"]
     print(
-        f"cvdp: {task.metadata['records']} records, {len(task.dataset)} to score, "
-        f"{len(excluded)} excluded",
+        f"cvdp: {task.metadata['records']} records: {len(not_read)} not code generation, "
+        f"{len(task.dataset)} to score, {len(excluded)} excluded",
         file=sys.stderr,
     )
+    for pid, why in sorted(not_read.items()):
+        print(f"cvdp: not read {pid}: {why}", file=sys.stderr)
     for pid, why in sorted(excluded.items()):
         print(f"cvdp: excluded {pid}: {why}", file=sys.stderr)
     if not task.dataset:

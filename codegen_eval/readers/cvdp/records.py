@@ -142,12 +142,14 @@ def to_sample(record: dict[str, Any]) -> Sample:
         "commercial": cat in COMMERCIAL or COMMERCIAL_IMAGE in compose,
         "upstream_id": record["id"],
     }
-    target = outputs[next(iter(outputs))] if len(outputs) == 1 else ""
+    # Files without solutions (the dataset on the hub) list the output paths, empty.
+    has_solution = any(v.strip() for v in outputs.values())
+    target = outputs[next(iter(outputs))] if len(outputs) == 1 and has_solution else ""
     return Sample(
         id=str(record["id"]),
         input=upstream_prompt(record, cat),
         target=target,
-        metadata={**meta, "reference": outputs},
+        metadata={**meta, "reference": outputs if has_solution else {}},
         files=files,
     )
 

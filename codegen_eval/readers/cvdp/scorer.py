@@ -10,7 +10,10 @@ The candidate passes when, in one run of the harness:
 
 The reference (the record's solution) is run first, once per problem and process (the
 calibration): it gives the expected counts and the harness's own system calls. A problem
-whose reference fails here is excluded with the measured reason (`classify`).
+whose reference fails here is excluded with the measured reason (`classify`). A record
+without a solution (the dataset as published on the hub) is scored without the counts of
+step 2 and 3 (at least one simulation and one test must still run), and a problem that
+needs a commercial simulator or another simulator than Icarus is excluded on its face.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class Calibration:
     pytest_total: int = 0
     facts: DesignFacts = field(default_factory=DesignFacts)
     wall_s: float = 0.0
+    measured: bool = True  # False: no solution to run, the counts are unknown
 
 
 def _fail(cls: str, msg: str, **metrics: float) -> Score:
@@ -92,7 +96,7 @@ def classify(sample: Sample, run: HarnessRun | None, findings: list[Finding], wh
     sim = str(sample.metadata.get("env", {}).get("SIM", "icarus")).lower()
     for tool in COMMERCIAL_TOOLS:
         if re.search(rf"\b{tool}\b[^\n]*(not found|No such file)|{tool} executable not found", log):
-            return f"needs a commercial simulator ({tool} is not installed here): measured"
+            return f"needs a commercial simulator: its harness calls {tool}, not installed here"
     if sample.metadata.get("commercial"):
         return f"needs a commercial simulator (upstream's licensed EDA image): {why}"
     if sim != "icarus":
@@ -106,6 +110,17 @@ def classify(sample: Sample, run: HarnessRun | None, findings: list[Finding], wh
     if run is not None and not run.designs and err:
         return f"Icarus here cannot compile the reference (upstream builds 13.0): {err}"
     return f"the reference fails here: {why}"
+
+
+def unmeasured(sample: Sample) -> Calibration:
+    """A record without a solution: excluded on its face where it cannot run here."""
+    sim = str(sample.metadata.get("env", {}).get("SIM", "icarus")).lower()
+    if sample.metadata.get("commercial"):
+        return Calibration(False, "needs a commercial simulator (its category or upstream's "
+                           "licensed EDA image; the record has no solution to run)")  # fmt: skip
+    if sim != "icarus":
+        return Calibration(False, f"SIM={sim}: this reader screens Icarus-compiled designs only")
+    return Calibration(True, "the record has no solution: counts not compared", measured=False)
 
 
 class CvdpScorer:
@@ -143,7 +158,7 @@ class CvdpScorer:
     async def _calibrate(self, sample: Sample) -> Calibration:
         reference: dict[str, str] = dict(sample.metadata.get("reference") or {})
         if not reference:
-            return Calibration(False, "the record has no solution (output.context is empty)")
+            return unmeasured(sample)
         run = await self.run(sample, reference)
         if isinstance(run, str):
             return Calibration(False, run)
@@ -174,8 +189,9 @@ class CvdpScorer:
             return _fail(f"resource_limit:{res.status}", f"the harness ended: {res.status}")
         if run.oversized:
             return _fail("resource_limit:design_size", "a compiled design is too large to screen")
-        # The reference's own run learns the harness's calls (ref None: from this run).
-        ref = cal.facts if cal is not None else union_facts(run.designs, set(answer))
+        # The reference's own run learns the harness's calls (without one: from this run).
+        measured = cal is not None and cal.measured
+        ref = cal.facts if measured else union_facts(run.designs, set(answer))
         for design in run.designs:
             found = screen_design(design, set(answer), ref)
             if found:
@@ -183,7 +199,7 @@ class CvdpScorer:
         if not run.designs:
             err = _first_lines(run.log, r"(error|sorry)", 3) or run.log[-300:]
             return _fail("compile_error", f"no simulation ran: {err}")
-        if cal is not None and len(run.designs) != cal.runs:
+        if measured and len(run.designs) != cal.runs:
             return _fail(
                 "wrong_answer",
                 f"{len(run.designs)} simulations ran; the reference's run had {cal.runs}",
@@ -199,7 +215,7 @@ class CvdpScorer:
                 return _fail("wrong_answer", f"{rep.total - rep.passed} of {rep.total} cocotb "
                              f"tests failed: {shown}")  # fmt: skip
             total += rep.total
-        if cal is not None and total != cal.cocotb_total:
+        if measured and total != cal.cocotb_total:
             return _fail(
                 "wrong_answer",
                 f"{total} cocotb tests ran; the reference's run had {cal.cocotb_total}",
@@ -208,7 +224,7 @@ class CvdpScorer:
             py = read_report(run.junit)
         except ReportError as exc:
             return _fail("infra_error", f"pytest's report: {exc}")
-        if not py.ok or (cal is not None and py.total != cal.pytest_total) or res.exit_code != 0:
+        if not py.ok or (measured and py.total != cal.pytest_total) or res.exit_code != 0:
             shown = "; ".join(py.problems[:2]) or f"pytest exited {res.exit_code}"
             return _fail("wrong_answer", f"the harness's pytest failed: {shown}")
         return None
@@ -232,12 +248,11 @@ class CvdpScorer:
         if bad is not None:
             bad.metrics.update(metrics)
             return bad
-        return Score(
-            1.0,
-            "pass",
-            metrics=metrics,
-            explanation=f"{cal.cocotb_total} cocotb tests in {cal.runs} simulation(s) passed",
-        )
+        done = f"{cal.cocotb_total} cocotb tests in {cal.runs} simulation(s) passed"
+        if not cal.measured:
+            done = f"every cocotb test in {len(run.designs)} simulation(s) passed (no solution "
+            done += "in the record: the counts were not compared with its run)"
+        return Score(1.0, "pass", metrics=metrics, explanation=done)
 
 
 def measured_exclusions(scorer: CvdpScorer, samples: list[Sample]) -> dict[str, str]:

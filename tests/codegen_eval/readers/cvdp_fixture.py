@@ -221,7 +221,14 @@ def records() -> list[dict[str, Any]]:
     ]
 
 
-def write_jsonl(dir: Path, name: str = "cvdp_fixture.jsonl") -> Path:
+def write_jsonl(dir: Path, name: str = "cvdp_fixture.jsonl", *, solutions: bool = True) -> Path:
+    """The records as a JSONL file; solutions=False empties the output files, as in the
+    dataset published without solutions."""
+    rows = records()
+    if not solutions:
+        for r in rows:
+            out = r.get("output", {}).get("context", {})
+            out.update({k: "" for k in out})
     path = dir / name
-    path.write_text("".join(json.dumps(r) + "\n" for r in records()))
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

@@ -118,9 +118,27 @@ async def test_commercial_problem_excluded_with_measured_reason(jsonl: Path) -> 
     task = cvdp(jsonl)
     assert [s.id for s in task.dataset] == ["cvdp_copilot_adder_0001", "cvdp_copilot_counter_0002"]
     why = task.metadata["measured_failures"]["cvdp_copilot_checker_0003"]
-    assert "commercial simulator (xrun" in why
-    assert set(task.metadata["excluded"]) == {
-        "cvdp_copilot_checker_0003",
+    assert why == "needs a commercial simulator: its harness calls xrun, not installed here"
+    assert set(task.metadata["excluded"]) == {"cvdp_copilot_checker_0003"}
+    assert set(task.metadata["not_read"]) == {
         "cvdp_copilot_explain_0004",
         "cvdp_agentic_adder_0005",
     }
+
+
+async def test_records_without_solutions(tmp_path: Path) -> None:
+    """The published dataset has no solutions: scored without the reference's counts, the
+    commercial problem excluded on its face."""
+    task = cvdp(write_jsonl(tmp_path, solutions=False))
+    assert [s.id for s in task.dataset] == ["cvdp_copilot_adder_0001", "cvdp_copilot_counter_0002"]
+    assert "commercial simulator" in task.metadata["excluded"]["cvdp_copilot_checker_0003"]
+    adder = task.dataset[0]
+    assert adder.target == "" and adder.metadata["reference"] == {}
+    good = await task.scorer.score(adder, Candidate(adder.id, 0, ADDER))
+    assert good.status == "pass", good.explanation
+    assert "no solution in the record" in good.explanation
+    wrong = await task.scorer.score(adder, Candidate(adder.id, 0, ADDER.replace("+ cin", "")))
+    assert (wrong.status, wrong.failure_class) == ("fail", "wrong_answer")
+    fopen = ADDER.replace("endmodule", 'integer f; initial f = $fopen("x", "w");\nendmodule')
+    cheat = await task.scorer.score(adder, Candidate(adder.id, 0, fopen))
+    assert cheat.failure_class == "forbidden_construct:$fopen"
