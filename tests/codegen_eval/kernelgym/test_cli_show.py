@@ -70,7 +70,8 @@ def test_a_plausible_patch_elsewhere_says_so_and_where() -> None:
         "covers_fix": False, "method": "source",
     }  # fmt: skip
     step = StepResult(Outcome.RESOLVED, None, EXPECTED, False, vm_status="stopped",
-                      completed_runs=3, plausible=True, matches_fix=False, localization=loc)  # fmt: skip
+                      completed_runs=3, plausible=True, matches_fix=False,
+                      localization=loc)  # fmt: skip
     text = "\n".join(cli.describe_step(step))
     assert "plausible: yes; matches the developer fix: no" in text
     assert "functions the fix changes: kgym_df.c:kgym_df_resize" in text

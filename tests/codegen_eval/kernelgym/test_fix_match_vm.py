@@ -39,7 +39,9 @@ async def test_a_clean_patch_in_the_callee_is_plausible_not_the_fix() -> None:
 
 
 @pytest.mark.timeout(600)
-def test_bench_prints_and_writes_plausible_and_matching_counts(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bench_prints_and_writes_plausible_and_matching_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "rows.json"
     rc = cli.main(["--runs", "2", "bench", "--bug", "t0-null-deref", "--json", str(out)])
     text = " ".join(capsys.readouterr().out.split())
