@@ -21,6 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.kernelgym.crash import CrashReport
+
+try:  # the crash reader's entry point for published reports (raw or symbolized)
+    from codegen_eval.kernelgym.crash import title_of_report as _read_report
+except ImportError:  # an older reader: its first report, as a console
+    from codegen_eval.kernelgym.crash import first_crash as _read_report
+
 BUNDLED_DIR = Path(__file__).parent / "bugs"
 
 
@@ -84,8 +91,35 @@ class BugRecord:
         return self.raw.get("raw_crash_report")
 
     @property
+    def own_report(self) -> str | None:
+        """The crash report the record carries as text (`raw_crash_report`, else
+        `parsed_crash_report`): the console as printed, or as syzbot publishes it
+        (symbolized, a headline per inlined function). A link is no report."""
+        for value in (self.raw.get("raw_crash_report"), self.raw.get("parsed_crash_report")):
+            if isinstance(value, str) and "\n" in value.strip():
+                return value
+        return None
+
+    @property
+    def report_title(self) -> str | None:
+        """The title the gym's crash reader gives the record's own report, the way it titles
+        a console; None without a report, or when the reader finds it cut or mangled."""
+        text = self.own_report
+        crash: CrashReport | None = _read_report(text) if text else None
+        return crash.title if crash is not None and not crash.corrupted else None
+
+    @property
     def expected_title(self) -> str:
-        return self.kgym.get("expected_title") or self.crash.get("title") or self.title
+        stored = self.kgym.get("expected_title") or self.crash.get("title") or self.title
+        return stored or self.report_title or ""
+
+    @property
+    def expected_titles(self) -> list[str]:
+        """Every title a run's crash may match to be this bug: the stored one, and the one the
+        reader gives the record's own report. The second compares like with like: a console
+        and a report read by the same reader, whatever wording the stored title has."""
+        titles = [self.expected_title, self.report_title or ""]
+        return [t for t in dict.fromkeys(titles) if t]
 
     # ------------------------------------------------------------- gym views
     @property

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -112,10 +113,18 @@ def _exit_meaning(rc: int) -> str:
     return "an error before its checks"
 
 
-def judge(run: RunResult, expected: str, runs: int, *, checks_function: bool = False) -> StepResult:
+def judge(
+    run: RunResult,
+    expected: str,
+    runs: int,
+    *,
+    checks_function: bool = False,
+    also: Sequence[str] = (),
+) -> StepResult:
     """The step's outcome from one VM run. `checks_function`: the bug's reproducer also tests
     the module's intended behaviour (bundled bugs), so its exit code FUNCTION_BROKEN_RC turns
-    a clean run into `function_broken`."""
+    a clean run into `function_broken`. `also`: more titles of the expected bug (the title the
+    reader gives a record's own report, `BugRecord.expected_titles`)."""
     crash = run.crash
     base = {
         "expected_title": expected,
@@ -131,7 +140,7 @@ def judge(run: RunResult, expected: str, runs: int, *, checks_function: bool = F
         return StepResult(
             Outcome.REPRODUCED,
             title=crash.title,
-            matches_expected=crash.same_bug(expected),
+            matches_expected=any(crash.same_bug(t) for t in (expected, *also) if t),
             **base,  # type: ignore[arg-type]
         )
     if not run.booted:
@@ -394,7 +403,9 @@ class Scorer:
         t0 = time.monotonic()
         run = await run_reproducer(kernel, repro.artifacts["repro"], module, self.config)
         checks = bool(bug.kgym.get("repro_checks_function"))
-        step = judge(run, expected, self.config.runs, checks_function=checks)
+        step = judge(
+            run, expected, self.config.runs, checks_function=checks, also=bug.expected_titles
+        )
         step.build_s, step.run_s = build_s, time.monotonic() - t0
         step.boot_s = run.boot_s
         return step

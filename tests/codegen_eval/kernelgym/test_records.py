@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from codegen_eval.kernelgym.builders import touched_files
-from codegen_eval.kernelgym.records import bundled_bug, bundled_bugs, load_record, load_records
+from codegen_eval.kernelgym.records import (
+    BugRecord,
+    bundled_bug,
+    bundled_bugs,
+    load_record,
+    load_records,
+    record_from_json,
+)
 
 SAMPLE = Path(__file__).parent / "data" / "kbench_sample.json"
 
@@ -71,3 +78,59 @@ def test_bundled_bug_is_complete(bug) -> None:  # type: ignore[no-untyped-def]
 def test_unknown_bundled_bug() -> None:
     with pytest.raises(KeyError, match="bundled bugs"):
         bundled_bug("no-such-bug")
+
+
+# Record-driven titles (issue 29 item 2): a record's own report, raw or as syzbot publishes it
+# (symbolized: file:line after every frame, a headline per inlined function), is read by the
+# same reader as the gym's console, so the two titles compare like with like.
+DATA = Path(__file__).parent / "data"
+CONSOLE = (Path(__file__).parent / "consoles" / "t1-use-after-free.txt").read_text()
+SYMBOLIZED = (DATA / "kbench_symbolized_report.txt").read_text()
+GYM_TITLE = "KASAN: use-after-free Read in kgym_uaf_write"
+
+
+def _record(title: str, report: str | None) -> BugRecord:
+    raw = {"id": "uaf", "title": title, "crashes": [{"title": title}]}
+    if report is not None:
+        raw["raw_crash_report"] = report
+    return record_from_json(raw)
+
+
+def _judge(bug: BugRecord) -> bool:
+    from codegen_eval.kernelgym.crash import parse_console
+    from codegen_eval.kernelgym.runner import RunResult
+    from codegen_eval.kernelgym.scoring import judge
+    from sandboxes.qemu import VMResult, VMStatus
+
+    vm = VMResult(VMStatus.STOPPED, CONSOLE, 0, 1.0, False, "tcg")
+    run = RunResult(vm=vm, crashes=parse_console(CONSOLE), booted=True)
+    return judge(run, bug.expected_title, 2, also=bug.expected_titles).matches_expected
+
+
+@pytest.mark.parametrize("form", ["symbolized", "raw"])
+def test_a_records_own_report_titles_it_raw_or_symbolized(form: str) -> None:
+    report = SYMBOLIZED if form == "symbolized" else CONSOLE
+    # The stored title is older wording (syzbot renames functions, kernels rename them).
+    bug = _record("KASAN: use-after-free Read in kgym_old_name", report)
+    assert bug.report_title == GYM_TITLE
+    assert bug.expected_titles == ["KASAN: use-after-free Read in kgym_old_name", GYM_TITLE]
+    assert _judge(bug)
+    # Without its report the stored title alone decides: another function, another bug.
+    assert not _judge(_record("KASAN: use-after-free Read in kgym_old_name", None))
+
+
+def test_the_symbolized_report_keeps_its_positions_out_of_the_title() -> None:
+    assert "[inline]" in SYMBOLIZED and "kgym_uaf.c:43" in SYMBOLIZED
+    bug = _record("", SYMBOLIZED)
+    assert bug.expected_title == GYM_TITLE  # no stored title: the report's
+    assert ".c:" not in bug.expected_title and "LINE" not in bug.expected_title
+
+
+def test_a_cut_report_adds_no_title() -> None:
+    cut = "\n".join(SYMBOLIZED.splitlines()[:3]) + "\n"  # the headlines, no stack
+    bug = _record("KASAN: use-after-free Read in kgym_old_name", cut)
+    assert bug.report_title is None
+    assert bug.expected_titles == ["KASAN: use-after-free Read in kgym_old_name"]
+    # A link, as kBench's own records hold, is no report.
+    link = _record("x", "/text?tag=CrashReport&x=def0")
+    assert link.own_report is None and link.expected_titles == ["x"]
