@@ -319,6 +319,10 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     def _workdir(self, cwd: str | None) -> str:
         if cwd is None:
             return WORKDIR
+        if "\0" in cwd:
+            # bwrap's options are NUL-separated in the memfd: a NUL here would add options
+            # of the caller's (`--bind / /x`, `--share-net`) to the sandbox
+            raise ValueError(f"cwd holds a NUL byte: {cwd!r}")
         return os.path.normpath(cwd if cwd.startswith("/") else f"{WORKDIR}/{cwd}")
 
     async def _run(

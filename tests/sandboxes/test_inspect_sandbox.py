@@ -203,6 +203,18 @@ async def test_cwd_relative_absolute_and_missing(env: BwrapSandboxEnvironment) -
     assert not res.success and "chdir" in res.stderr
 
 
+async def test_a_cwd_cannot_smuggle_bwrap_options(env: BwrapSandboxEnvironment) -> None:
+    # bwrap reads its options NUL-separated from a memfd, and the cwd is spliced in there:
+    # a NUL in it (the cwd may come from a model's tool call) would bind the host's root
+    # into the sandbox, writable where the uid may write, or share the host's network.
+    smuggled = "/\0--bind\0/\0/sandbox/host\0--share-net\0--chdir\0/"
+    with pytest.raises(ValueError, match="NUL"):
+        await env.exec(
+            ["sh", "-c", "ls /sandbox/host/etc/shadow; tail -n +3 /proc/net/dev"], cwd=smuggled
+        )
+    assert (await env.exec(["ls", "/sandbox"])).stdout == ""
+
+
 async def test_a_sandbox_that_cannot_start_raises_unavailable() -> None:
     with pytest.raises(SandboxUnavailableError, match="cannot start"):
         await _open(BwrapConfig(extra_ro_binds=("/nonexistent-h3-inspect",)))
