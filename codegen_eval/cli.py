@@ -262,9 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
 
     mpirigen_cli.add_subcommands(sub)
-    ex = sub.add_parser("export", help="a run log as parquet")
+    ex = sub.add_parser("export", help="a run log as parquet, or as an Inspect .eval log")
     ex.add_argument("log", help="a run log (JSONL)")
-    ex.add_argument("--parquet", required=True, metavar="OUT", help="the parquet file to write")
+    ex.add_argument("--parquet", metavar="OUT", help="the parquet file to write")
+    ex.add_argument("--inspect", metavar="OUT.eval", help="an Inspect log (`inspect view` it)")
     return p
 
 
@@ -539,6 +540,10 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
 def cmd_export(args: argparse.Namespace) -> int:
     from codegen_eval.hf import export_parquet
 
+    if args.inspect or not args.parquet:
+        from codegen_eval.inspect_logs import cmd_export_inspect
+
+        return cmd_export_inspect(args)
     print(f"parquet: {export_parquet(args.log, args.parquet)}")
     return 0
 
@@ -558,14 +563,18 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args, parser, plugins)
         if args.command == "report":
             from codegen_eval.cli_views import cmd_report
+            from codegen_eval.inspect_logs import reading_eval_logs
 
-            return cmd_report(args)
+            with reading_eval_logs(args):  # .eval logs of our Inspect tasks too
+                return cmd_report(args)
         if args.command in mpirigen_cli.COMMANDS:
             return mpirigen_cli.run_command(args)
         if args.command == "show":
             from codegen_eval.cli_views import show_log
+            from codegen_eval.inspect_logs import reading_eval_logs
 
-            return show_log(Path(args.log), args.id, as_json=args.json)
+            with reading_eval_logs(args):
+                return show_log(Path(args.log), args.id, as_json=args.json)
         return cmd_export(args)
     except (CliError, OSError, ValueError) as exc:
         # OSError: a path that cannot be read or written; ValueError: bad input files (each
