@@ -207,7 +207,7 @@ async def test_a_cwd_cannot_smuggle_bwrap_options(env: BwrapSandboxEnvironment) 
     # bwrap reads its options NUL-separated from a memfd, and the cwd is spliced in there:
     # a NUL in it (the cwd may come from a model's tool call) would bind the host's root
     # into the sandbox, writable where the uid may write, or share the host's network.
-    smuggled = "/\0--bind\0/\0/sandbox/host\0--share-net\0--chdir\0/"
+    smuggled = "/\0--bind\0/\0/sandbox/host\0--share-net\0--chdir\0/usr"
     with pytest.raises(ValueError, match="NUL"):
         await env.exec(
             ["sh", "-c", "ls /sandbox/host/etc/shadow; tail -n +3 /proc/net/dev"], cwd=smuggled
