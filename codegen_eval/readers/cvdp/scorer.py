@@ -244,15 +244,19 @@ class CvdpScorer:
         if isinstance(run, str):
             return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=run)
         metrics = {"harness_wall_s": run.exec.wall_s}
+        # upstream's verdict on the same run, for comparison only: pytest's exit status,
+        # which the design can forge (see screen.py)
+        upstream = {"upstream_verdict": "pass" if run.exec.exit_code == 0 else "fail"}
         bad = self._judge(run, answer, cal)
         if bad is not None:
             bad.metrics.update(metrics)
+            bad.metadata.update(upstream)
             return bad
         done = f"{cal.cocotb_total} cocotb tests in {cal.runs} simulation(s) passed"
         if not cal.measured:
             done = f"every cocotb test in {len(run.designs)} simulation(s) passed (no solution "
             done += "in the record: the counts were not compared with its run)"
-        return Score(1.0, "pass", metrics=metrics, explanation=done)
+        return Score(1.0, "pass", metrics=metrics, explanation=done, metadata=upstream)
 
 
 def measured_exclusions(scorer: CvdpScorer, samples: list[Sample]) -> dict[str, str]:
