@@ -298,3 +298,48 @@ def test_inspect_eval_runs_a_task_in_bwrap(tmp_path: Path, sandbox_base: Path) -
     out = done.stdout + done.stderr
     assert done.returncode != 0 and "Traceback" not in out, out[-3000:]
     assert "memroy_mb: Extra inputs are not permitted" in out
+
+
+def test_inspect_bash_and_python_tools_run_in_bwrap(tmp_path: Path) -> None:
+    # The common use: an agent with Inspect's own bash() and python() tools. Files persist
+    # between tool calls, the bash tool's timeout is reported to the model with the partial
+    # output, and the sleep it cut is gone from the host.
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import includes
+    from inspect_ai.solver import generate, use_tools
+    from inspect_ai.tool import bash, python
+
+    m = marker()
+
+    def reply(o: ModelOutput) -> ModelOutput:
+        # with usage set, mockllm does not count tokens (tiktoken would download a file)
+        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return o
+
+    script = f"echo $((6*7)) > a.txt; id -u; cat a.txt; sleep {m}"
+    outputs = [
+        reply(ModelOutput.for_tool_call("mockllm/model", "bash", {"command": script})),
+        reply(
+            ModelOutput.for_tool_call(
+                "mockllm/model", "python", {"code": "print(open('a.txt').read())"}
+            )
+        ),
+        reply(ModelOutput.from_content("mockllm/model", "42")),
+    ]
+    task = Task(
+        dataset=[Sample(input="6*7?", target="42")],
+        solver=[use_tools(bash(timeout=3), python(timeout=60)), generate()],
+        scorer=includes(),
+        sandbox="bwrap",
+    )
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    (log,) = eval(task, model=model, display="none", log_dir=str(tmp_path))
+    assert log.status == "success" and log.samples is not None
+    tools = [msg for msg in log.samples[0].messages if msg.role == "tool"]
+    uid = sandbox_uid() if os.geteuid() == 0 else os.getuid()
+    assert tools[0].text == f"{uid}\n42\n"
+    assert tools[0].error is not None and tools[0].error.type == "timeout"
+    assert tools[1].text.strip() == "42" and tools[1].error is None
+    assert processes_with(m) == []
