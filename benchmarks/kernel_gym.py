@@ -6,7 +6,8 @@
 
 A cycle = build the module (or rebuild the patched kernel) without caches, boot, run the
 reproducer K times, read the console. Measured for the unpatched bug (ends at the crash) and
-for the developer fix (K clean runs + reboot). Times are medians over --repeat cycles.
+for the developer fix (K clean runs + reboot), which must also match itself (the localization
+of issue 29: `matches_fix`). Times are medians over --repeat cycles.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ async def measure(tier: int, runs: int, repeat: int, accel: str) -> list[dict[st
                     "variant": label,
                     "outcome": steps[-1].outcome.value,
                     "as_expected": all(s.outcome is want for s in steps)
-                    and (label == "fixed" or all(s.matches_expected for s in steps)),
+                    and (label == "fixed" or all(s.matches_expected for s in steps))
+                    and (label == "buggy" or all(s.matches_fix is True for s in steps)),
+                    "matches_fix": steps[-1].matches_fix,
                     "build_s": statistics.median(s.build_s for s in steps),
                     "boot_s": statistics.median(s.boot_s or 0.0 for s in steps),
                     "reproduce_s": statistics.median(
@@ -74,13 +77,16 @@ async def measure(tier: int, runs: int, repeat: int, accel: str) -> list[dict[st
 
 def table(rows: list[dict[str, Any]], title: str) -> Table:
     t = Table(title=title)
-    for col in ("bug", "variant", "outcome", "ok", "build s", "boot s", "reproduce s", "cycle s"):
+    cols = ("bug", "variant", "outcome", "matches fix", "ok", "build s", "boot s", "reproduce s",
+            "cycle s")  # fmt: skip
+    for col in cols:
         t.add_column(col, justify="right" if col.endswith(" s") else "left")
     for r in rows:
         t.add_row(
             r["bug"],
             r["variant"],
             r["outcome"],
+            {True: "yes", False: "NO", None: "-"}[r.get("matches_fix")],
             "yes" if r["as_expected"] else "NO",
             f"{r['build_s']:.1f}",
             f"{r['boot_s']:.1f}",
