@@ -155,6 +155,13 @@ async def test_permissions_are_the_sandbox_users_though_we_are_root(
     # files we write belong to the sandbox user, so its programs can change them
     await env.write_file("mine.txt", "a\n")
     assert (await env.exec(["sh", "-c", "echo b >> mine.txt && cat mine.txt"])).stdout == "a\nb\n"
+    # rewriting a script keeps it executable, as writing into it would
+    await env.write_file("run.sh", "#!/bin/sh\necho one\n")
+    await env.exec(["chmod", "755", "run.sh"])
+    await env.write_file("run.sh", "#!/bin/sh\necho two\n")
+    assert (await env.exec(["./run.sh"])).stdout == "two\n"
+    res = await env.exec(["no-such-command-h3"])  # a missing program is a result
+    assert (res.success, res.returncode) == (False, 127)
 
 
 async def test_files_persist_per_sample_and_samples_are_apart() -> None:
