@@ -19,20 +19,24 @@ needs a commercial simulator or another simulator than Icarus is excluded on its
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from codegen_eval.suites.verilog.calibrate import toolchain_id
 from codegen_eval.suites.verilog.vvp import VvpSyntaxError
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import ExecStatus, open_sandbox
 
-from .harness import HarnessRun, pytest_command, python_binds, run_harness
+from . import cache
+from .harness import HarnessRun, pytest_command, python_binds, run_harness, venv_bin_dir
 from .screen import DesignFacts, Finding, facts, screen_design, screen_source
 from .verdict import ReportError, read_report
 
+# The causes `classify` names that do not change until the toolchain does.
+STABLE_CAUSES = ("needs a commercial", "needs a newer Icarus", "the reference breaks the screen",
+                 "SIM=", "Icarus here cannot compile")  # fmt: skip
 COMMERCIAL_TOOLS = ("xrun", "imc", "vcs", "vsim", "dsim", "jg", "xcelium")
 
 
@@ -112,6 +116,24 @@ def classify(sample: Sample, run: HarnessRun | None, findings: list[Finding], wh
     return f"the reference fails here: {why}"
 
 
+def _cal_to_json(c: Calibration) -> dict[str, Any]:
+    return {"ok": c.ok, "reason": c.reason, "runs": c.runs, "cocotb_total": c.cocotb_total,
+            "pytest_total": c.pytest_total, "facts": cache.facts_to_json(c.facts),
+            "wall_s": c.wall_s}  # fmt: skip
+
+
+def _cal_from_json(d: dict[str, Any]) -> Calibration:
+    return Calibration(
+        bool(d["ok"]),
+        str(d["reason"]),
+        int(d["runs"]),
+        int(d["cocotb_total"]),
+        int(d["pytest_total"]),
+        cache.facts_from_json(d["facts"]),
+        float(d["wall_s"]),
+    )
+
+
 def unmeasured(sample: Sample) -> Calibration:
     """A record without a solution: excluded on its face where it cannot run here."""
     sim = str(sample.metadata.get("env", {}).get("SIM", "icarus")).lower()
@@ -146,13 +168,23 @@ class CvdpScorer:
             return await run_harness(sb, files, env, argv, wall_s=self.wall_s)
 
     async def calibration(self, sample: Sample) -> Calibration:
-        blob = json.dumps([sample.id, sample.metadata.get("reference"), sample.files])
-        key = hashlib.sha256(blob.encode()).hexdigest()
+        """The reference's run: from this process, else the disk cache, else measured."""
+        if not sample.metadata.get("reference"):
+            return unmeasured(sample)
+        key = cache.key_of(sample, await toolchain_id(), venv_bin_dir())
         if key in self._cal:  # measured before the run, in another event loop
             return self._cal[key]
         async with self._locks.setdefault(key, asyncio.Lock()):
             if key not in self._cal:
-                self._cal[key] = await self._calibrate(sample)
+                stored = cache.load(key)
+                if stored is not None:
+                    self._cal[key] = _cal_from_json(stored)
+                else:
+                    self._cal[key] = cal = await self._calibrate(sample)
+                    # an unexplained failure may be this machine's passing trouble: measured
+                    # again next time; a pass or a named cause is kept
+                    if cal.ok or cal.reason.startswith(STABLE_CAUSES):
+                        cache.store(key, _cal_to_json(cal))
         return self._cal[key]
 
     async def _calibrate(self, sample: Sample) -> Calibration:
