@@ -113,11 +113,31 @@ veth_of() { echo "cgl${TAG}v${1#node}"; }
 print_env() { printf 'export SLURM_CONF=%q\n' "$CONF"; }
 
 port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
-pick_ports() { # chosen once per state directory, then kept (the conf and the nodes know them)
-  if [ -s "$STATE/ports" ]; then return 0; fi
-  local p ctld="" slurmd=""
+ports_of_live_clusters() { # ports kept by other clusters whose controller runs
+  local d
+  for d in "$(dirname "$STATE")"/*/; do
+    [ "${d%/}" = "$STATE" ] && continue
+    alive "$d/run/slurmctld.pid" && cat "$d/ports" 2>/dev/null || true
+  done
+}
+ports_usable() { # the stored pair is free now and no running cluster keeps it
+  local ctld slurmd taken
+  read -r ctld slurmd <"$STATE/ports" 2>/dev/null || return 1
+  taken="$(ports_of_live_clusters)"
+  for p in "$ctld" "$slurmd"; do
+    port_free "$p" || return 1
+    grep -qw -- "$p" <<<"$taken" && return 1
+  done
+  return 0
+}
+pick_ports() { # picked when the cluster starts, kept while it runs (the conf and nodes know them)
+  if [ -s "$STATE/ports" ] && { alive "$STATE/run/slurmctld.pid" || ports_usable; }; then return 0; fi
+  local p ctld="" slurmd="" taken
+  exec 8>"$(dirname "$STATE")/.ports.lock"
+  flock 8 # two clusters starting at once do not take the same pair
+  taken="$(ports_of_live_clusters)"
   for p in $(seq 6817 2 7999); do
-    if port_free "$p" && port_free "$((p + 1))"; then
+    if port_free "$p" && port_free "$((p + 1))" && ! grep -qwE -- "$p|$((p + 1))" <<<"$taken"; then
       ctld="$p" slurmd="$((p + 1))"
       break
     fi
@@ -131,7 +151,7 @@ pick_subnet() { # a /24 of 10.250.0.0/16 that nothing on this machine routes, ke
   local i used
   used="$(ip -4 route show table all 2>/dev/null; cat /var/lib/codegen-lab-slurm/*/subnet 2>/dev/null || true)"
   for i in $(seq 1 254); do
-    if ! grep -q "10\.250\.$i\." <<<"$used"; then
+    if ! grep -qE "10\.250\.$i(\.|/|$)" <<<"$used"; then
       echo "10.250.$i" >"$STATE/subnet"
       return 0
     fi

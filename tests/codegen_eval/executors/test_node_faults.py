@@ -25,17 +25,19 @@ SPEC = {"factory": "codegen_eval.cli:tasks_from_options",
         "kwargs": {"options": {"suite": ["verilog"]}, "plugins": []}}  # fmt: skip
 
 
-async def _script(*args: str) -> None:
+async def _script(*args: str, cluster: tuple[str, ...] = THREE) -> None:
     proc = await asyncio.create_subprocess_exec(
-        str(REPO / "scripts" / "slurm-local.sh"), *args, *THREE,
+        str(REPO / "scripts" / "slurm-local.sh"), *args, *cluster,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     assert await proc.wait() == 0, args
 
 
-async def _fault_when_running(ex: SlurmExecutor, action: list[str], hit: dict[str, Any]) -> None:
+async def _fault_when_running(
+    ex: SlurmExecutor, action: list[str], hit: dict[str, Any], cluster: tuple[str, ...] = THREE
+) -> None:
     """Once an array element is running with part of its batch done: apply the fault to its
-    node (read from its first result line)."""
+    node (read from its first result line) on `cluster` (slurm-local.sh's --name NAME)."""
     while True:
         await asyncio.sleep(0.05)
         for job_id, el in list(ex._elements.items()):
@@ -43,7 +45,7 @@ async def _fault_when_running(ex: SlurmExecutor, action: list[str], hit: dict[st
             if el.state == "RUNNING" and lines and el.items:
                 node = json.loads(lines[0])["node"]
                 hit.update(job_id=job_id, node=node, done=len(lines), t=time.monotonic())
-                await _script(*action, node)
+                await _script(*action, node, cluster=cluster)
                 return
 
 

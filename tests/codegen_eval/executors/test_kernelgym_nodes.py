@@ -1,0 +1,69 @@
+"""The kernel-crash gym on the three-node cluster (scripts/slurm-local.sh up --nodes 3), on the
+module-build tier (tier 0: an out-of-tree module built against Debian's kernel, booted in QEMU;
+a full kernel build per node is too slow for CI): bugs spread over the nodes with the local
+bench's verdicts, and a node killed while a bug's module builds is retried on another node."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codegen_eval.executors.slurm import SlurmOptions
+from codegen_eval.kernelgym import bundled_bug
+from codegen_eval.kernelgym.distributed import GymOptions, bench_on_slurm
+from tests.codegen_eval.executors.conftest import REPO, THREE
+
+BUGS = ("t0-null-deref", "t0-divide-error")
+
+
+def _running_gym_job() -> tuple[str, str] | None:
+    out = subprocess.run(["squeue", "-h", "-r", "-t", "RUNNING", "-o", "%i|%j|%N"],
+                         capture_output=True, text=True, timeout=20, check=False).stdout  # fmt: skip
+    for line in out.splitlines():
+        job, name, node = line.split("|")
+        if name.startswith("cgeval-") and node:
+            return job, node
+    return None
+
+
+async def _kill_a_building_node(hit: dict[str, Any]) -> None:
+    """Kill the node of the first gym job seen running, a second into its build."""
+    for _ in range(3000):  # polls squeue until a job runs (the test's timeout bounds it)
+        if (found := _running_gym_job()) is not None:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        return
+    await asyncio.sleep(1.0)
+    hit.update(job_id=found[0], node=found[1])
+    proc = await asyncio.create_subprocess_exec(
+        str(REPO / "scripts" / "slurm-local.sh"), "kill-node", found[1], *THREE
+    )
+    await proc.wait()
+
+
+@pytest.mark.slow
+async def test_bugs_spread_over_nodes_and_a_dead_node_is_retried(
+    three_nodes: str, tmp_path: Path
+) -> None:
+    bugs = [bundled_bug(b) for b in BUGS]
+    hit: dict[str, Any] = {}
+    killer = asyncio.create_task(_kill_a_building_node(hit))
+    try:
+        rows = await bench_on_slurm(bugs, gym=GymOptions(runs=1, cpus=1),
+                                    slurm=SlurmOptions(workdir=tmp_path))  # fmt: skip
+    finally:
+        killer.cancel()
+    assert hit, "no gym job was seen running"
+    infos = [i for r in rows for i in (r["executor"], r["patched_executor"])]
+    for row in rows:  # the local bench's verdicts, whatever node each step ran on
+        assert row["reproduced"] is True and row["resolved"] is True, json.dumps(row)[:2000]
+    nodes = {i["node"] for i in infos}
+    assert len(nodes) >= 2, infos  # spread over nodes
+    retried = [i for i in infos if i["attempts"] == 2]
+    assert retried and all(i["node"] != hit["node"] for i in retried), (hit, infos)
