@@ -30,6 +30,7 @@ from typing import Any, NoReturn, cast
 from appl import __version__
 from codegen_eval.cli_inputs import CliError, load_plugins, policy_notes, tasks_from_args
 from codegen_eval.cli_preflight import model_preflight, one_line, probe_backend, slurm_executor
+from codegen_eval.readers import rtllm_cli
 from codegen_eval.readers.cvdp import cli as cvdp_cli
 from codegen_eval.readers.mpirigen import cli as mpirigen_cli
 from codegen_eval.run_options import parse_solver_options
@@ -123,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--include-known-bad",
         action="store_true",
-        help="VerilogEval: also score problems whose reference fails on this toolchain",
+        help="VerilogEval, RTLLM: also score problems whose reference fails on this toolchain",
     )
     r.add_argument(
         "--verilogeval-policy-exclusions",
@@ -135,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mpirigen_cli.add_run_options(r)
     cvdp_cli.add_run_options(r)
+    rtllm_cli.add_run_options(r)
     r.add_argument("--model", default="local", help="appl model alias (default local)")
     r.add_argument(
         "--base-url", help="an OpenAI-compatible server for --model (configures the alias)"

@@ -58,10 +58,14 @@ def tasks_from_args(args: argparse.Namespace) -> list[Task]:
         from codegen_eval.readers.cvdp.cli import cvdp_tasks
 
         tasks.extend(cvdp_tasks(args))
+    if getattr(args, "rtllm", None):
+        from codegen_eval.readers.rtllm_cli import rtllm_tasks
+
+        tasks.extend(rtllm_tasks(args))
     if not tasks:
         raise CliError(
             "nothing to run: give --suite NAME (see `codegen-eval list`), --humaneval, "
-            "--pareval, --verilogeval, --mpirigen or --cvdp"
+            "--pareval, --verilogeval, --mpirigen, --cvdp or --rtllm"
         )
     return tasks
 

@@ -59,6 +59,9 @@ class HarnessSpec:
     harness: tuple[tuple[str, str], ...]  # (role, text) in compile order; text may hold TAG
     reset_candidate: bool = True  # `resetall before the candidate
     rules: str = "builtin"  # builtin | verilogeval-v2 | verilogeval-v1
+    # Files the testbench reads at run time under their own names ($readmemh, $fopen: RTLLM's
+    # expected values). Kept through the run; the screen forbids the candidate any file I/O.
+    data: tuple[tuple[str, str], ...] = ()
 
     def key_material(self) -> bytes:
         h = hashlib.sha256()
@@ -66,6 +69,8 @@ class HarnessSpec:
             h.update(part.encode() + b"\0")
         for role, text in self.harness:
             h.update(role.encode() + b"\0" + hashlib.sha256(text.encode()).digest())
+        for name, text in self.data:
+            h.update(b"data\0" + name.encode() + b"\0" + hashlib.sha256(text.encode()).digest())
         return h.digest()
 
 
@@ -152,6 +157,7 @@ async def compile_and_run(
     order = [*files, cand_name]
     files[cand_name] = code
     harness_sources = [n for n in files if n != cand_name]
+    files.update(spec.data)  # after the list of sources to empty: the run reads them
     tb_top = spec.tb_top.replace(TAG, tag)
     q = shlex.quote
     # One process beyond iverilog and vvp (sha256sum); the rest are shell builtins.

@@ -40,8 +40,9 @@ from .tbgen import TAG
 
 
 def harness_spec(sample: Sample) -> HarnessSpec:
-    """The harness of a sample: its files `tb.sv` (+ `ref.sv`) and metadata `top`, `tb_top`,
-    `verilog_rules` (builtin | verilogeval-v2 | verilogeval-v1) and `reset_candidate`."""
+    """The harness of a sample: its files `tb.sv` (+ `ref.sv`, + `data/<name>` files the
+    testbench reads at run time) and metadata `top`, `tb_top`, `verilog_rules` (builtin |
+    verilogeval-v2 | verilogeval-v1) and `reset_candidate`."""
     md = sample.metadata
     harness = [("tb.sv", sample.files["tb.sv"])]
     if "ref.sv" in sample.files:
@@ -52,6 +53,11 @@ def harness_spec(sample: Sample) -> HarnessSpec:
         harness=tuple((r, str(t)) for r, t in harness),
         reset_candidate=bool(md.get("reset_candidate", True)),
         rules=str(md.get("verilog_rules", "builtin")),
+        data=tuple(
+            (name[5:], str(text))
+            for name, text in sorted(sample.files.items())
+            if name.startswith("data/")
+        ),
     )
 
 
