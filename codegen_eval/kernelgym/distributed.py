@@ -13,7 +13,9 @@ Build cache: `cache_root()` ($KERNELGYM_CACHE, else ~/.cache/codegen-lab/kernelg
 root /var/cache/codegen-lab/kernelgym, on each node). By default every node builds into its
 own cache (modules, reproducers, patched kernels rebuilt per node, once). Pointing
 $KERNELGYM_CACHE at shared storage (the jobs inherit the submitter's environment) shares
-builds between nodes; two jobs building the same key at the same moment both build it.
+builds between nodes; two jobs building the same key at the same moment both build it. A
+`%n` in $KERNELGYM_CACHE is the node's name on the compute node (`/scratch/kgym-%n`): a cache
+per node on storage they all see.
 
 Each bug job asks for `cpus` CPUs (a kernel build wants them all) and scores one pair at a
 time; one pair per job (batch_size 1) keeps a slow build from holding other bugs back.
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -80,6 +84,7 @@ class _GymScorer:
         self.bugs = bugs
 
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
+        expand_node_cache()
         bug = self.bugs[sample.id]
         try:
             step = await self.scorer.score(bug, candidate.code)
@@ -96,8 +101,18 @@ class _GymScorer:
         )
 
 
+def expand_node_cache() -> None:
+    """On a compute node: a `%n` in $KERNELGYM_CACHE becomes this node's name."""
+    value = os.environ.get("KERNELGYM_CACHE", "")
+    if "%n" in value:
+        node = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+        os.environ["KERNELGYM_CACHE"] = value.replace("%n", node)
+
+
 def gym_tasks(options: dict[str, Any]) -> list[Task]:
     """The task spec's factory (also run on the compute node): one Sample per bug."""
+    if os.environ.get("SLURMD_NODENAME"):  # on a compute node, before any builder is made
+        expand_node_cache()
     opts = GymOptions(**options)
     bugs = {b.id: b for b in _load(opts)}
     samples = [

@@ -15,7 +15,7 @@ import pytest
 
 from codegen_eval.executors.slurm import SlurmOptions
 from codegen_eval.kernelgym import bundled_bug
-from codegen_eval.kernelgym.distributed import GymOptions, bench_on_slurm
+from codegen_eval.kernelgym.distributed import GymOptions, bench_on_slurm, score_patches_on_slurm
 from tests.codegen_eval.executors.conftest import REPO, THREE
 
 BUGS = ("t0-null-deref", "t0-divide-error")
@@ -67,3 +67,44 @@ async def test_bugs_spread_over_nodes_and_a_dead_node_is_retried(
     assert len(nodes) >= 2, infos  # spread over nodes
     retried = [i for i in infos if i["attempts"] == 2]
     assert retried and all(i["node"] != hit["node"] for i in retried), (hit, infos)
+
+
+def _entries(cache: Path) -> dict[str, float]:
+    """Build products in a gym cache (modules, reproducers, kernels) and their mtimes."""
+    return {
+        str(p.relative_to(cache)): p.stat().st_mtime
+        for sub in ("modules", "repro", "debian")
+        for p in (cache / sub).glob("*")
+        if not p.name.endswith(".lock")
+    }
+
+
+async def _baseline_on(node: str, cache: str, tmp_path: Path) -> dict[str, Any]:
+    [(step, info)] = await score_patches_on_slurm(
+        [(bundled_bug("t0-null-deref"), "")],
+        gym=GymOptions(runs=1, cpus=1),
+        slurm=SlurmOptions(workdir=tmp_path / node,
+                           extra_args=[f"--nodelist={node}", f"--export=ALL,KERNELGYM_CACHE={cache}"]),
+    )  # fmt: skip
+    assert not isinstance(step, dict) and step.outcome.value == "reproduced", step
+    assert info["node"] == node
+    return info
+
+
+@pytest.mark.slow
+async def test_build_cache_per_node_and_shared(three_nodes: str, tmp_path: Path) -> None:
+    """KERNELGYM_CACHE on storage the nodes share: node2 reuses what node1 built (nothing in
+    the cache is rebuilt). With `%n` in it: each node builds into its own cache."""
+    shared, per_node = tmp_path / "shared", tmp_path / "cache-%n"
+    # node1 into the shared cache and node3 into its own, at once; then node2 on the shared.
+    await asyncio.gather(_baseline_on("node1", str(shared), tmp_path),
+                         _baseline_on("node3", str(per_node), tmp_path))  # fmt: skip
+    built = _entries(shared)
+    assert any(k.startswith("modules/") for k in built) and any(
+        k.startswith("repro/") for k in built
+    )
+    assert _entries(tmp_path / "cache-node3").keys() == built.keys()  # the same builds, its own
+    assert not (tmp_path / "cache-%n").exists() and not (tmp_path / "cache-node1").exists()
+    await _baseline_on("node2", str(shared), tmp_path)
+    assert _entries(shared) == built  # reused from node1's builds: nothing rebuilt or added
+    assert not (tmp_path / "cache-node2").exists()
