@@ -190,6 +190,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     # -- lifecycle -----------------------------------------------------------------------
     @classmethod
+    def config_files(cls) -> list[str]:
+        # Inspect uses one of these found beside the task file when the task gives none
+        return ["bwrap.yaml", "bwrap.json"]
+
+    @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
         return load_config(config)
 

@@ -290,6 +290,8 @@ def test_inspect_eval_runs_a_task_in_bwrap(tmp_path: Path, sandbox_base: Path) -
         samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
     assert header["status"] == "success"
     assert header["eval"]["sandbox"]["type"] == "bwrap"
+    # the bwrap.yaml beside the task file was found (Inspect's config_files convention)
+    assert header["eval"]["sandbox"]["config"] == "bwrap.yaml"
     (score,) = header["results"]["scores"]
     assert score["metrics"]["accuracy"]["value"] == 1.0
     uid = sandbox_uid() if os.geteuid() == 0 else os.getuid()
@@ -298,6 +300,7 @@ def test_inspect_eval_runs_a_task_in_bwrap(tmp_path: Path, sandbox_base: Path) -
         (sc,) = s["scores"].values()
         assert sc["answer"] == f"42 uid={uid}"
         assert (s["metadata"]["build_rc"], s["metadata"]["run_rc"]) == (0, 0)
+        assert s["metadata"]["file_size_limit"] == str(3 << 20)  # file_mb: 3 in bwrap.yaml
     # every sample's directories were removed
     assert not [p for p in sandbox_base.iterdir() if p.name.startswith("bwrap-")]
     # a bad sandbox configuration is one line from the CLI, not a traceback

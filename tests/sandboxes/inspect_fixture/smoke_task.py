@@ -36,6 +36,8 @@ def compile_and_run():  # type: ignore[no-untyped-def]
         await sb.exec(["mkdir", "-p", "out"])
         ran = await sb.exec(["/tmp/main"], timeout=30)
         state.metadata["run_rc"] = ran.returncode
+        limits = await sb.exec(["grep", "Max file size", "/proc/self/limits"])
+        state.metadata["file_size_limit"] = limits.stdout.split()[3]  # from bwrap.yaml
         return state
 
     return solve
