@@ -28,9 +28,10 @@ from pathlib import Path
 SETS = ("test", "gpt")
 TEST_DIR = Path("data/test/test")
 GPT_FILE = Path("data/HPCorpusMPI_gpt.jsonl")
-# One group: "(LINE COL, MPI_Name(args);)"; the call text is everything up to the ";)"
-# that closes the group.
-_GROUP = re.compile(r"\((\d+) (\d+),\s*(MPI_\w*\s*\(.*?\);)\)(?=\s|$)", re.DOTALL)
+# Where a group starts: "(LINE COL, " before an MPI call. A group runs to the next start
+# and must end with ";)" (split, not one lazy pattern: answers are hostile text, and a lazy
+# scan from each start to the end of the text is quadratic).
+_START = re.compile(r"\((\d+) (\d+),\s*(?=MPI_\w*\s*\()")
 _NUMBER = re.compile(r"^\d+: ?", re.MULTILINE)
 _MPI_STATEMENT = re.compile(r"MPI_\w*\s*\(.*?\)\s*;", re.DOTALL)
 
@@ -63,7 +64,15 @@ class RigenProgram:
 
 
 def label_calls(label: str) -> list[LabelCall]:
-    return [LabelCall(int(m[1]), int(m[2]), m[3].strip()) for m in _GROUP.finditer(label)]
+    """The groups that read as one call each; others are left out (see static_blocker)."""
+    starts = list(_START.finditer(label))
+    out = []
+    for k, m in enumerate(starts):
+        end = starts[k + 1].start() if k + 1 < len(starts) else len(label)
+        body = label[m.end() : end].rstrip()
+        if body.endswith(");)"):
+            out.append(LabelCall(int(m[1]), int(m[2]), body[:-1].strip()))
+    return out
 
 
 def number_lines(code: str) -> str:

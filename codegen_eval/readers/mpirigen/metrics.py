@@ -41,6 +41,10 @@ MPI_COMMON_CORE = frozenset(
     for name in (f"MPI_{base}", f"mpi_{base.lower()}")
 )
 TABLE_COLUMNS = ("Limit Functions", "Locations", "Functions", "Args")
+# Answers are read up to this many characters (MonoCoder generates at most 512 tokens, about
+# 2 KB): the group patterns scan ahead lazily, and a hostile answer of many "(" without ";"
+# would make that quadratic.
+MAX_ANSWER = 16384
 
 # A group is the text from a "(" up to the next ";" (non-greedy, as upstream reads it); its
 # head is "LINE COL, MPI_Name(" anywhere inside it.
@@ -93,7 +97,11 @@ def _location(head: str) -> float:
 def parse_groups(text: str, tolerance: int) -> dict[float, Group]:
     """The groups of a label or an answer, keyed by location (see the module docstring)."""
     out: dict[float, Group] = {}
-    for body in _GROUP.findall(_EOT.sub("(", text)):
+    text = _EOT.sub("(", text[:MAX_ANSWER])
+    # No group ends after the last ";": cutting there keeps every match and makes the lazy
+    # scan linear (each "(" then finds its ";").
+    text = text[: text.rfind(";") + 1]
+    for body in _GROUP.findall(text):
         m = _HEAD.search(body)
         if not m:
             continue

@@ -110,7 +110,9 @@ def candidate_answer(setup: RunSetup, answer: str) -> str:
     lines = []
     for c in label_calls(answer):
         if _name(c.text) not in KEPT_CALLS and c.order > 0:
-            lines.append(f"{setup.map_line(c.after_line)}: {c.text}")
+            # one line per call: a newline inside a group must not start an answer line
+            # with a line number of the answer's choosing (it would skip map_line)
+            lines.append(f"{setup.map_line(c.after_line)}: {' '.join(c.text.split())}")
     return "\n".join(lines)
 
 

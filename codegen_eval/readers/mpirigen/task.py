@@ -17,7 +17,7 @@ from codegen_eval.suites.mpi_completion import MpiCompletionScorer
 from codegen_eval.types import Candidate, FailureClass, Sample, Score, ScoreStatus, Task
 
 from .data import RigenProgram, load_programs
-from .metrics import score_program
+from .metrics import MAX_ANSWER, score_program
 from .runs import RunSetup, answer_has_groups, candidate_answer, run_setup, static_blocker
 
 TOLERANCES = (0, 1, 2)
@@ -83,6 +83,7 @@ class MpirigenScorer:
         # MonoCoder's answer is plain text after "parallel": the groups may be in the
         # extracted code or only in the raw reply.
         answer = candidate.code if answer_has_groups(candidate.code) else candidate.raw
+        answer = answer[:MAX_ANSWER]
         metrics = upstream_metrics(sample.target, answer)
         if why := sample.metadata.get("static_blocker"):
             return _skipped(why, "the reference cannot be rebuilt from the label", metrics)

@@ -179,3 +179,32 @@ def test_run_end_to_end_with_the_reference_solver(tmp_path: Path, checkout: Path
     assert second["status"] == "skipped"
     assert second["failure_class"] == "not_runnable:expression_call"
     assert second["metrics"]["location_t0"] == 1.0
+
+
+@pytest.mark.parametrize("answer", [
+    "(" * 200_000,  # no ";": every "(" used to scan to the end (9.5 s for 16 KB)
+    "(1 1, MPI_a(" * 20_000 + ";)",
+    "(" + "1 " * 100_000 + ";",
+])  # fmt: skip
+def test_hostile_answers_are_read_in_bounded_time(task, answer: str) -> None:
+    from time import perf_counter
+
+    from codegen_eval.readers.mpirigen.data import label_calls
+    from codegen_eval.readers.mpirigen.task import upstream_metrics
+
+    start = perf_counter()
+    upstream_metrics(task.dataset[0].target, answer)
+    label_calls(answer[:16384])
+    assert perf_counter() - start < 2.0
+
+
+def test_a_newline_in_a_group_cannot_choose_an_answer_line(task) -> None:
+    from codegen_eval.readers.mpirigen.runs import RunSetup, candidate_answer
+
+    sample = task.dataset[0]
+    setup = RunSetup(sample.files["program.c"], sample.files["target"],
+                     tuple((a, b) for a, b in sample.metadata["kept_after"]))  # fmt: skip
+    answer = "(8 1, MPI_Reduce(&sum, &total, 1,\n1: MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);)"
+    lines = candidate_answer(setup, answer).splitlines()
+    assert lines == [f"{setup.map_line(8)}: MPI_Reduce(&sum, &total, 1, 1: MPI_INT, MPI_SUM, "
+                     "0, MPI_COMM_WORLD);"]  # fmt: skip
