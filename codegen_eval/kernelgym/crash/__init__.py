@@ -11,10 +11,13 @@ demangle.py (C++ and Rust symbol names), corpus.py (syzkaller's corpus format, a
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import asdict, dataclass, field
 
 from codegen_eval.kernelgym.crash.frames import Frame, parse_frames
 from codegen_eval.kernelgym.crash.reader import (
+    MAX_LINE,
+    MAX_REPORT_LINES,
     corruption,
     describe,
     family_of,
@@ -41,6 +44,7 @@ __all__ = [
     "parse_console",
     "parse_frames",
     "same_bug",
+    "title_of_report",
     "titles_match",
 ]
 
@@ -49,9 +53,8 @@ _RIP = re.compile(
 )
 _HANGUP = "serialport: VM disconnected."
 # Bounds against a hostile guest's console (a 4 MiB console can be one line, or 100,000
-# look-alike headers): the kernel never prints a line over 1 KiB, and the gym needs the first
+# look-alike headers): lines are cut at MAX_LINE (reader.py), and the gym needs the first
 # report, rarely more than a few.
-MAX_LINE = 2048
 MAX_REPORTS = 20
 
 
@@ -63,7 +66,7 @@ class _Console:
     lines: list[str]
     hangup: bool
     given: list[str] | None = None
-    origin: list[int] | None = None
+    origin: array[int] | None = None
 
     def given_text(self, start: int, last: int) -> list[str]:
         """The report lines start..last as given: with the file:line annotations and the
@@ -118,6 +121,10 @@ class CrashReport:
         return asdict(self)
 
     @property
+    def all_titles(self) -> list[str]:
+        return [self.title, *self.alt_titles]
+
+    @property
     def files(self) -> list[str]:
         return list(dict.fromkeys(f.file for f in self.frames if f.file))
 
@@ -143,6 +150,10 @@ def _report_at(con: _Console, start: int, markers: set[int]) -> tuple[CrashRepor
     )
     if con.hangup and not why:
         why = "the console connection dropped"
+    if not why and extent.endless:
+        why = f"no end within {MAX_REPORT_LINES} lines: a flood, not a kernel's report"
+    if not why and extent.cut_line:
+        why = f"a line longer than {MAX_LINE} characters: the kernel prints none"
     body = extent.lines[: extent.title_lines]
     rip = next((m["func"] for m in map(_RIP.search, body) if m), None)
     # Agents read the report with its source positions when it came with them.
@@ -189,3 +200,12 @@ def first_crash(console: str) -> CrashReport | None:
         if family_of(con.lines, i) is not None:
             return _report_at(con, i, set(markers))[0]
     return None
+
+
+def title_of_report(report: str) -> CrashReport | None:
+    """A published crash report titled the way the gym titles a console: a kBench or syzbot
+    record's own report (the raw console, or the report as syzbot links it: symbolized,
+    headline repeated per inlined function) gives the title its crash has on a console
+    today, which is what a run is compared with (the record's stored title may be older
+    wording). None when no crash is found; check `corrupted` before trusting the title."""
+    return first_crash(report)

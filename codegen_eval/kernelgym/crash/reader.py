@@ -99,10 +99,14 @@ class Extent:
     title_lines: int  # how many of them the title may be taken from
     next_start: int | None  # line index where the next report starts
     last: int  # console index of the last line kept within title_lines
+    endless: bool  # still going after MAX_REPORT_LINES: no kernel report is that long
+    cut_line: bool  # one of its lines was cut at MAX_LINE: the kernel prints none that long
 
 
 # Real reports stay under ~1,200 lines (the longest in syzkaller's corpus: NMI backtraces).
 MAX_REPORT_LINES = 2000
+# The kernel never prints a line over 1 KiB: longer ones are cut to this when read.
+MAX_LINE = 2048
 
 
 def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
@@ -115,6 +119,7 @@ def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
     next_start: int | None = None
     counted = 0
     last = start
+    cut_line = False
     cut = all_cpus = False
     for i in range(start, min(len(lines), start + MAX_REPORT_LINES)):
         raw = lines[i]
@@ -152,7 +157,10 @@ def read_extent(lines: list[str], start: int, markers: set[int]) -> Extent:
         if next_start is None or tagged:
             title_lines = len(body)
             last = i
-    return Extent(body, title_lines, next_start, last)
+            cut_line = cut_line or len(raw) >= MAX_LINE
+    end = start + MAX_REPORT_LINES
+    endless = next_start is None and not cut and end < len(lines)
+    return Extent(body, title_lines, next_start, last, endless, cut_line)
 
 
 def _fill(template: str, args: list[str]) -> str:
