@@ -47,7 +47,7 @@ from inspect_ai.util import (
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import _inspect_files as files
-from .base import sandbox_uid
+from .base import Sandbox, sandbox_uid
 from .bwrap import WORKDIR, BwrapSandbox
 from .types import ExecResult as OurResult
 from .types import ExecStatus, Limits, SandboxError
@@ -134,6 +134,19 @@ def _shown(config: SandboxEnvironmentConfigType | dict[str, Any]) -> str:
     return repr(config) if isinstance(config, str) else type(config).__name__
 
 
+class _TmpDir(Sandbox):
+    """A run directory and nothing else: the sample's /tmp, which the backend that runs the
+    execs binds in. Named like bwrap's run directories, so the stale-state sweep removes
+    it when its owner dies."""
+
+    backend = "bwrap"
+
+    async def _exec(
+        self, cmd: list[str], limits: Limits, stdin: bytes | None, env: dict[str, str]
+    ) -> OurResult:
+        raise SandboxError("the /tmp holder runs nothing")
+
+
 class _CwdBwrap(BwrapSandbox):
     """The backend with a per-exec working directory: bwrap's `--chdir` (its options travel
     in the memfd blob, see BwrapSandbox._argv) points at _CWD when one is set."""
@@ -174,15 +187,18 @@ cat > "$f" || exit {_DENIED}
 """
 
 
-@sandboxenv(name="bwrap")
-class BwrapSandboxEnvironment(SandboxEnvironment):
-    """One sample's bubblewrap sandbox (see the module docstring)."""
+class SampleSandboxEnvironment(SandboxEnvironment):
+    """One sample's sandbox over one of our backends (see the module docstring); the
+    backend comes from `_backend`. Registered subclasses: `bwrap` here, `codegen-docker`
+    in sandboxes/inspect_docker.py."""
+
+    NAME = ""  # the name Inspect knows it by
 
     def __init__(self, config: BwrapConfig) -> None:
         super().__init__()
         self.config = config
-        self._tmp: BwrapSandbox | None = None  # holds /tmp's directory; never execs
-        self._sb: _CwdBwrap | None = None
+        self._tmp: _TmpDir | None = None  # holds /tmp's directory; never execs
+        self._sb: Sandbox | None = None
         root = os.geteuid() == 0
         uid = sandbox_uid() if root else os.getuid()
         gids = frozenset({uid}) if root else frozenset({os.getgid(), *os.getgroups()})
@@ -192,7 +208,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     @classmethod
     def config_files(cls) -> list[str]:
         # Inspect uses one of these found beside the task file when the task gives none
-        return ["bwrap.yaml", "bwrap.json"]
+        return [f"{cls.NAME}.yaml", f"{cls.NAME}.json"]
 
     @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
@@ -207,7 +223,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             await env._start()
             res = await env.exec(["true"], timeout=60)
             if not res.success:
-                raise BwrapStartError(f"the bwrap sandbox cannot run `true`: {res.stderr.strip()}")
+                why = res.stderr.strip()
+                raise BwrapStartError(f"the {cls.NAME} sandbox cannot run `true`: {why}")
         except SandboxUnavailableError as exc:
             if isinstance(exc, BwrapStartError):
                 raise
@@ -232,24 +249,25 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for env in environments.values():
-            if isinstance(env, BwrapSandboxEnvironment):
+            if isinstance(env, SampleSandboxEnvironment):
                 await env._stop()
 
     async def _start(self) -> None:
         cfg = self.config
         try:
-            self._tmp = BwrapSandbox(run_dir_mb=cfg.tmp_mb)
+            self._tmp = _TmpDir(run_dir_mb=cfg.tmp_mb)
             await self._tmp.start()
             assert self._tmp.run_dir is not None
-            self._sb = _CwdBwrap(
-                extra_ro_binds=cfg.extra_ro_binds,
-                extra_rw_binds=((str(self._tmp.run_dir), TMP),),
-                run_dir_mb=cfg.run_dir_mb,
-            )
+            self._sb = self._backend(str(self._tmp.run_dir))
             await self._sb.start()
         except (SandboxError, OSError, ValueError) as exc:
             await self._stop()
-            raise SandboxUnavailableError(f"the bwrap sandbox cannot start: {exc}") from exc
+            raise SandboxUnavailableError(f"the {self.NAME} sandbox cannot start: {exc}") from exc
+
+    def _backend(self, tmp_dir: str) -> Sandbox:
+        """The backend, not started, showing host directory `tmp_dir` writable at /tmp and
+        honouring _CWD as each exec's working directory."""
+        raise NotImplementedError
 
     async def _stop(self) -> None:
         sb, tmp, self._sb, self._tmp = self._sb, self._tmp, None, None
@@ -260,10 +278,10 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             if tmp is not None:
                 await tmp.close()
 
-    def _live(self) -> _CwdBwrap:
+    def _live(self) -> Sandbox:
         if self._sb is None or self._sb.run_dir is None:
             raise SandboxUnavailableError(
-                "the bwrap sandbox is not running (closed or not started)"
+                f"the {self.NAME} sandbox is not running (closed or not started)"
             )
         return self._sb
 
@@ -306,7 +324,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if user is None or user in (SANDBOX_USER, str(self._who.uid)):
             return
         raise SandboxUserUnsupportedError(
-            f"the bwrap sandbox runs every command as its unprivileged user "
+            f"the {self.NAME} sandbox runs every command as its unprivileged user "
             f"{SANDBOX_USER!r} (uid {self._who.uid}); it cannot run as {user!r}"
         )
 
@@ -343,7 +361,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         try:
             return await sb.exec(cmd, limits=limits, stdin=stdin, env=env)
         except SandboxError as exc:
-            raise SandboxUnavailableError(f"the bwrap sandbox cannot run: {exc}") from exc
+            raise SandboxUnavailableError(f"the {self.NAME} sandbox cannot run: {exc}") from exc
         finally:
             _CWD.reset(token)
 
@@ -476,7 +494,7 @@ def _to_inspect(res: OurResult) -> BwrapExecResult:
     stderr = res.stderr
     note = _LIMIT_NOTES.get(res.status)
     if note:  # say why to whoever reads the output (a model); the status says it to code
-        stderr += f"\n[bwrap sandbox: {note} ({res.status.value})]\n"
+        stderr += f"\n[sandbox: {note} ({res.status.value})]\n"
     return BwrapExecResult(
         success=res.status is ExecStatus.OK,
         returncode=code,
@@ -484,3 +502,17 @@ def _to_inspect(res: OurResult) -> BwrapExecResult:
         stderr=stderr,
         sandbox_status=res.status.value,
     )
+
+
+@sandboxenv(name="bwrap")
+class BwrapSandboxEnvironment(SampleSandboxEnvironment):
+    """Inspect's sandbox `bwrap`: our bubblewrap backend."""
+
+    NAME = "bwrap"
+
+    def _backend(self, tmp_dir: str) -> Sandbox:
+        return _CwdBwrap(
+            extra_ro_binds=self.config.extra_ro_binds,
+            extra_rw_binds=((tmp_dir, TMP),),
+            run_dir_mb=self.config.run_dir_mb,
+        )
