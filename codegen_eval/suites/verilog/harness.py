@@ -2,15 +2,19 @@
 
     iverilog <flags> -s <tb> -o sim.vvp <harness files...> [reset.sv] <Top>.sv   (stderr)
     : > <harness sources>              # the reference's source is gone before anything runs
-    sha256sum sim.vvp                  (stderr: also the end of the compiler's output)
-    ulimit -t <sim seconds>; exec vvp -n sim.vvp -none +cge_nonce=<random>
+    echo CGE-COMPILED <random>         (stderr: the end of the compiler's output)
+    ulimit -t <sim seconds>; ulimit -f 0; exec vvp -n sim.vvp -none +cge_nonce=<random>
 
-One exec instead of two (compile, then run) saves a sandbox start per candidate. The screen
-(`screen.py`) reads sim.vvp afterwards: the hash printed before `vvp` started proves that the
-file it reads is the one that ran (a candidate with file I/O could otherwise rewrite it
-during its run), and nothing the run printed is trusted unless the screen passes, in which
-case the candidate could print nothing at all. `-none` turns off the testbench's VCD dump,
-which no verdict reads.
+One exec instead of two (compile, then run) saves a sandbox start per candidate, and only
+builtins run between the compiler and the simulator. The screen (`screen.py`) reads sim.vvp
+afterwards, so the file it reads must be the one that ran: under `ulimit -f 0` (hard and soft)
+the simulation can write no byte to any file (Linux refuses a write at any offset >= the
+limit, SIGXFSZ), so a candidate with file I/O can at most truncate sim.vvp on open, and an
+empty sim.vvp is `tamper:compiled_design`. (This replaced a `sha256sum` of sim.vvp printed
+before `vvp` started: one process less per candidate.) Nothing the run printed is trusted
+unless the screen passes, in which case the candidate could print nothing at all. `-none`
+turns off the testbench's VCD dump, which no verdict reads; a testbench that writes files
+fails here, and with it its reference (measured: the problem is excluded).
 
 The harness files are written under names with a random prefix, so a candidate cannot name
 them in an `` `include `` (which the text check forbids anyway), and the candidate is compiled
@@ -38,7 +42,7 @@ from .vvp import Design, parse
 # VerilogEval's flags (Makefile.in / execution.py), used for every design.
 IVERILOG_FLAGS = ("-Wall", "-Winfloop", "-Wno-timescale", "-g2012")
 COMPILE_FAILED = 97  # the script's exit code when iverilog failed
-_HASH_LINE = re.compile(r"^([0-9a-f]{64})  sim\.vvp$", re.MULTILINE)
+_COMPILED = "CGE-COMPILED"
 _VERDICT = re.compile(
     rf"^{VERDICT_PREFIX} (?P<nonce>[0-9a-f]+) errors=(?P<errors>\d+) samples=(?P<samples>\d+)"
     r" timeout=(?P<timeout>\d+)\s*$",
@@ -160,35 +164,38 @@ async def compile_and_run(
     files.update(spec.data)  # after the list of sources to empty: the run reads them
     tb_top = spec.tb_top.replace(TAG, tag)
     q = shlex.quote
-    # One process beyond iverilog and vvp (sha256sum); the rest are shell builtins.
+    # No process beyond iverilog and vvp: the rest are shell builtins. The marker is random,
+    # so no compiler message quoting the candidate's text can forge the end of the compile.
+    marker = f"{_COMPILED} {secrets.token_hex(8)}"
     script = (
         f"iverilog {' '.join(IVERILOG_FLAGS)} -s {q(tb_top)} -o sim.vvp "
         f"{' '.join(q(n) for n in order)} >&2 || exit {COMPILE_FAILED}\n"
         + "".join(f": > {q(n)}\n" for n in harness_sources)
-        + "sha256sum sim.vvp >&2\n"
+        + f"echo {marker} >&2\n"
         # The simulation's own limit, in CPU seconds (a builtin, and fair on a loaded
-        # machine); the sandbox's wall limit is the backstop for the whole script.
-        + f"ulimit -t {max(1, math.ceil(sim_wall_s))}\n"
+        # machine); the sandbox's wall limit is the backstop for the whole script. No file
+        # may be written from here on (see the module's docstring).
+        + f"ulimit -t {max(1, math.ceil(sim_wall_s))}\nulimit -f 0\n"
         f"exec vvp -n sim.vvp -none +{NONCE_PLUSARG}={nonce}\n"
     )
     limits = Limits(wall_s=compile_wall_s + 2 * sim_wall_s, memory_mb=memory_mb, pids=64)
     res = await sb.exec(["/bin/sh", "-c", script], files=files, limits=limits)
     out = RunOutput(res, tag, nonce, names)
-    m = _HASH_LINE.search(res.stderr)
-    if m is None:
+    at = res.stderr.find(marker + "\n")
+    if at < 0:
         out.compile_log = res.stderr
         return out
     out.compiled = True
-    out.compile_log = res.stderr[: m.start()]
-    out.sim_stderr = res.stderr[m.end() + 1 :]
+    out.compile_log = res.stderr[:at]
+    out.sim_stderr = res.stderr[at + len(marker) + 1 :]
     out.sim_stdout = res.stdout
     try:
         data = await sb.read_file("sim.vvp", max_bytes=256 << 20)
     except (OSError, ValueError) as exc:
         out.vvp_problem = f"sim.vvp could not be read back: {exc}"
         return out
-    if hashlib.sha256(data).hexdigest() != m.group(1):
-        out.vvp_problem = "sim.vvp changed while the simulation ran"
+    if not data.strip():
+        out.vvp_problem = "sim.vvp was emptied while the simulation ran"
         return out
     try:
         out.design = parse(data.decode("utf-8", errors="replace"))

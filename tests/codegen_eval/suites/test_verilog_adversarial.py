@@ -94,8 +94,13 @@ BUILTIN_CHEATS = [
      "  initial $readmemh(\"ref.sv\", m);\n" + E, "forbidden_construct:$readmemh"),
     ("reads the simulation time", HEAD + GOOD + "  assign y_nand = ($time > 100) ? ~(a & b) : 0;\n"
      + E, "forbidden_construct:$time"),
-    ("rewrites the compiled design while it runs", HEAD + RIGHT + "  integer f;\n"
+    # Under `ulimit -f 0` no byte reaches any file: the append fails (SIGXFSZ), sim.vvp
+    # is what ran and the screen sees the $fopen; opening it "w" empties it: tamper.
+    ("appends to the compiled design while it runs", HEAD + RIGHT + "  integer f;\n"
      "  initial begin f = $fopen(\"sim.vvp\", \"a\"); $fdisplay(f, \"# clean\"); $fclose(f); end\n"
+     + E, "forbidden_construct:$fopen"),
+    ("empties the compiled design while it runs", HEAD + RIGHT + "  integer f;\n"
+     "  initial begin f = $fopen(\"sim.vvp\", \"w\"); $fclose(f); end\n"
      + E, "tamper:compiled_design"),
     ("a memory hog kills the simulator before the summary", HEAD + RIGHT
      + "  reg [63:0] m [0:(1<<26)-1];\n  integer i;\n"
