@@ -36,7 +36,7 @@ from .judge import judge, reason_of
 from .screen import HarnessModel, harness_model
 
 CACHE_ENV = "CODEGEN_VERILOG_CALIBRATION"
-_FORMAT = 5  # bump when what is stored (or how a fingerprint is made) changes meaning
+_FORMAT = 6  # bump when what is stored or how it is measured changes (6: ulimit -f 0)
 
 
 @dataclass(slots=True)
