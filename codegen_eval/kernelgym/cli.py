@@ -159,9 +159,14 @@ def cmd_try(args: argparse.Namespace) -> int:
 
 
 async def bench(
-    bugs: list[BugRecord], scorer: Scorer, patches: str = "developer"
+    bugs: list[BugRecord],
+    scorer: Scorer,
+    patches: str = "developer",
+    candidates: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per bug: the unpatched baseline, then (patches=developer) the developer fix."""
+    """Per bug: the unpatched baseline, then (patches=developer) the developer fix, or with
+    `candidates` (bug id -> unified diff) that bug's candidate; a bug without one is only
+    reproduced."""
     rows: list[dict[str, Any]] = []
     for i, bug in enumerate(bugs, 1):
         where = f"[{i}/{len(bugs)}] {bug.id}"
@@ -175,12 +180,14 @@ async def bench(
             continue
         _progress(f"{where}: baseline {base.outcome} ({time.monotonic() - t0:.0f} s)")
         row = bench_row(bug, base)
-        if patches == "developer":
-            fixed = await scorer.score(bug, bug.developer_patch)
+        patch = bug.developer_patch if candidates is None else candidates.get(bug.id)
+        label = "developer fix" if candidates is None else "candidate"
+        if patches == "developer" and patch:
+            fixed = await scorer.score(bug, patch)
             row["patched"] = fixed.to_dict()
             row["resolved"] = fixed.outcome is Outcome.RESOLVED
             row["plausible"], row["matches_fix"] = fixed.plausible, fixed.matches_fix
-            _progress(f"{where}: developer fix {fixed.outcome} ({time.monotonic() - t0:.0f} s)")
+            _progress(f"{where}: {label} {fixed.outcome} ({time.monotonic() - t0:.0f} s)")
         row["total_s"] = time.monotonic() - t0
         rows.append(row)
     return rows
@@ -268,11 +275,42 @@ def _bench_on_slurm(args: argparse.Namespace) -> list[dict[str, Any]]:
         raise SystemExit(1) from None
 
 
+def _candidates(args: argparse.Namespace, bugs: list[BugRecord]) -> dict[str, str] | None:
+    """--candidates DIR: DIR/<bug id>.patch (or .diff) per bug; None without the option."""
+    if not args.candidates:
+        return None
+    where = Path(args.candidates)
+    if not where.is_dir():
+        raise BugSetupError(f"--candidates {where}: not a directory")
+    if args.executor == "slurm" or args.patches == "none":
+        what = "--executor slurm" if args.executor == "slurm" else "--patches none"
+        raise BugSetupError(f"--candidates cannot be combined with {what}")
+    found: dict[str, str] = {}
+    for bug in bugs:
+        for suffix in (".patch", ".diff"):
+            path = where / f"{bug.id}{suffix}"
+            try:
+                text = path.read_text(errors="replace") if path.is_file() else ""
+            except OSError as exc:
+                raise BugSetupError(f"--candidates: cannot read {path}: {exc.strerror}") from None
+            if text.strip():
+                found[bug.id] = text
+                break
+    if not found:
+        example = f" (e.g. {bugs[0].id}.patch)" if bugs else ""
+        raise BugSetupError(
+            f"--candidates {where}: no <bug id>.patch or .diff for any selected bug{example}"
+        )
+    return found
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    if args.executor == "slurm":
+    if args.executor == "slurm" and not args.candidates:
         rows = _bench_on_slurm(args)
     else:
-        rows = asyncio.run(bench(_bugs(args), _scorer(args), args.patches))
+        bugs = _bugs(args)
+        candidates = _candidates(args, bugs)
+        rows = asyncio.run(bench(bugs, _scorer(args), args.patches, candidates))
     for r in rows:  # the Slurm rows carry them in their patched step only
         if r.get("patched"):
             r["plausible"] = r["patched"].get("plausible") is True
@@ -333,6 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["developer", "none"],
         help="developer: apply each bug's developer fix after its baseline (default); "
         "none: baselines only",
+    )
+    p.add_argument(
+        "--candidates",
+        metavar="DIR",
+        help="score DIR/<bug id>.patch (or .diff) instead of each bug's developer fix: "
+        "plausible and matching-the-fix counts for your own patches",
     )
     p.add_argument("--json", help="write the rows here (JSON)")
     p.add_argument(

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from codegen_eval.kernelgym import cli
 from codegen_eval.kernelgym.scoring import Outcome, StepResult
 
@@ -98,3 +102,18 @@ def test_bench_counts_plausible_and_matching_separately_for_local_and_slurm_rows
         "3/4 bugs reproduced; patched: plausible 2/3 (no crash, checks pass), "
         "matching the developer fix 1/3"
     )
+
+
+def test_bench_candidates_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["bench", "--candidates", str(tmp_path / "none")]) == 2
+    assert "not a directory" in capsys.readouterr().out
+    (tmp_path / "t0-warn.txt").write_text("x")
+    argv = ["bench", "--bug", "t0-warn", "--candidates", str(tmp_path)]
+    assert cli.main(argv) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no <bug id>.patch or .diff for any selected bug (e.g. t0-warn.patch)" in out
+    (tmp_path / "t0-warn.patch").write_text("--- a/x\n")
+    assert cli.main([*argv, "--patches", "none"]) == 2
+    assert "cannot be combined with --patches none" in capsys.readouterr().out

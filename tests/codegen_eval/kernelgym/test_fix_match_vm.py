@@ -53,3 +53,18 @@ def test_bench_prints_and_writes_plausible_and_matching_counts(
     [row] = json.loads(out.read_text())
     assert row["plausible"] is True and row["matches_fix"] is True
     assert row["patched"]["localization"]["functions"]["fix"] == ["kgym_null.c:kgym_null_write"]
+
+
+@pytest.mark.timeout(600)
+def test_bench_scores_your_own_candidates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t0-null-deref.patch").write_text(SPARE_ENTRY)
+    out = tmp_path / "rows.json"
+    argv = ["--runs", "2", "bench", "--bug", "t0-null-deref", "--candidates", str(tmp_path),
+            "--json", str(out)]  # fmt: skip
+    assert cli.main(argv) == 0  # the candidate is resolved: plausible
+    text = " ".join(capsys.readouterr().out.split())
+    assert "patched: plausible 1/1 (no crash, checks pass), matching the developer fix 0/1" in text
+    [row] = json.loads(out.read_text())
+    assert row["plausible"] is True and row["matches_fix"] is False
