@@ -276,6 +276,8 @@ class CvdpScorer:
         if isinstance(run, str):
             return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation=run)
         metrics = {"harness_wall_s": run.exec.wall_s}
+        if run.exec.cpu_s is not None:
+            metrics["harness_cpu_s"] = run.exec.cpu_s
         # upstream's verdict on the same run, for comparison only: pytest's exit status,
         # which the design can forge (see screen.py)
         upstream = {"upstream_verdict": "pass" if run.exec.exit_code == 0 else "fail"}
