@@ -18,6 +18,7 @@ do not count as touching a function (a comment in the fix's function is no fix).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from codegen_eval.ctext import matching_brace, skip_comment_or_literal
 
 # Bounds against a hostile diff (the candidate's text is read on the host).
 MAX_DIFF_LINES = 200_000
+MAX_HUNKS = 1000  # a fix has a handful; the rest of a longer diff is not located
+MAX_PROBES = 200_000  # places tried when locating hunks, per diff; then stated lines are used
 MAX_NAMES = 64
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
@@ -81,10 +84,23 @@ def _code(text: str) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    path: str
+    old_start: int  # as stated in its header
+    old_lines: tuple[str, ...]  # context and removed lines, in order: what patch looks for
+    changes: tuple[Change, ...]  # at the stated lines
+
+
 def changes(diff: str) -> list[Change]:
-    """Every run of changed lines of a unified diff, with the file it is in (-p1 names)."""
+    """Every run of changed lines of a unified diff, at the lines its headers state."""
+    return [c for h in hunks(diff) for c in h.changes]
+
+
+def hunks(diff: str) -> list[Hunk]:
+    """The hunks of a unified diff, with the file each is in (-p1 names)."""
     lines = diff.replace("\r\n", "\n").split("\n")[:MAX_DIFF_LINES]
-    found: list[Change] = []
+    found: list[Hunk] = []
     path = old = ""
     i = 0
     while i < len(lines):
@@ -99,6 +115,8 @@ def changes(diff: str) -> list[Change]:
         if m is None:
             i += 1
             continue
+        if len(found) == MAX_HUNKS:
+            break
         old_len = int(m[2]) if m[2] is not None else 1
         new_len = int(m[4]) if m[4] is not None else 1
         i = _read_hunk(lines, i + 1, path, int(m[1]), old_len, new_len, m[5], found)
@@ -107,16 +125,18 @@ def changes(diff: str) -> list[Change]:
 
 def _read_hunk(
     lines: list[str], i: int, path: str, old_at: int, old_left: int, new_left: int, header: str,
-    out: list[Change],
+    out: list[Hunk],
 ) -> int:  # fmt: skip
     removed: list[str] = []
     added: list[str] = []
-    start = old_at
+    old_lines: list[str] = []
+    runs: list[Change] = []
+    first_line, start = old_at, old_at
 
     def flush() -> None:
         if removed or added:
-            out.append(Change(path, start, start + len(removed) - 1, tuple(removed),
-                              tuple(added), header))  # fmt: skip
+            runs.append(Change(path, start, start + len(removed) - 1, tuple(removed),
+                               tuple(added), header))  # fmt: skip
         removed.clear()
         added.clear()
 
@@ -130,6 +150,7 @@ def _read_hunk(
             if not removed and not added:
                 start = old_at
             removed.append(text)
+            old_lines.append(text)
             old_at += 1
             old_left -= 1
         elif tag == "+" and new_left > 0:
@@ -139,6 +160,7 @@ def _read_hunk(
             new_left -= 1
         elif tag in (" ", "") and old_left > 0 and new_left > 0:
             flush()
+            old_lines.append(text)
             old_at += 1
             old_left -= 1
             new_left -= 1
@@ -146,7 +168,44 @@ def _read_hunk(
             break  # the counts do not fit the body: stop reading this hunk
         i += 1
     flush()
+    out.append(Hunk(path, first_line, tuple(old_lines), tuple(runs)))
     return i
+
+
+def _offset(
+    pre: list[str], index: dict[str, list[int]], hunk: Hunk, guess: int, budget: list[int]
+) -> int | None:
+    """Where `patch --fuzz=0` applies `hunk` in the pre-image lines (`index`: where each line
+    occurs, ascending): its old lines must match exactly, at the stated start plus `guess` or
+    the nearest place around it. The offset from the stated start; None when they match
+    nowhere (the patch does not apply) or `budget[0]` (lines left to compare) runs out."""
+    want = list(hunk.old_lines)
+    if not want:
+        return guess
+    # Anchor on the old line that occurs least often: a line found nowhere ends the search.
+    k = min(range(len(want)), key=lambda j: len(index.get(want[j], ())))
+    places = index.get(want[k], [])
+    target = hunk.old_start - 1 + guess + k
+    hi = bisect.bisect_left(places, target)
+    lo = hi - 1
+    while lo >= 0 or hi < len(places):  # nearest first; a tie: the later place, as patch
+        if hi >= len(places) or (lo >= 0 and target - places[lo] < places[hi] - target):
+            at, lo = places[lo] - k, lo - 1
+        else:
+            at, hi = places[hi] - k, hi + 1
+        budget[0] -= len(want)
+        if budget[0] < 0:
+            return None
+        if at >= 0 and pre[at : at + len(want)] == want:
+            return at - (hunk.old_start - 1)
+    return None
+
+
+def _placed(hunk: Hunk, delta: int) -> list[Change]:
+    return [
+        Change(c.path, c.first + delta, c.last + delta, c.removed, c.added, c.header)
+        for c in hunk.changes
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,14 +291,31 @@ def touched(diff: str, read_source: SourceReader) -> Touched:
     """The files and functions `diff` changes (code, not comments or whitespace)."""
     out = Touched()
     spans: dict[str, list[Span] | None] = {}
-    for ch in changes(diff):
+    pre: dict[str, list[str]] = {}
+    index: dict[str, dict[str, list[int]]] = {}  # per file: line text -> where it occurs
+    offset: dict[str, int] = {}  # the last hunk's offset per file: patch starts from it
+    budget = [MAX_PROBES]
+    placed: list[Change] = []
+    for hunk in hunks(diff):
+        if hunk.path not in spans:
+            text = read_source(hunk.path)
+            spans[hunk.path] = function_spans(text) if text is not None else None
+            pre[hunk.path] = text.split("\n") if text is not None else []
+            index[hunk.path] = {}
+            for n, line in enumerate(pre[hunk.path]):
+                index[hunk.path].setdefault(line, []).append(n)
+        delta = 0
+        if spans[hunk.path] is not None:
+            found = _offset(
+                pre[hunk.path], index[hunk.path], hunk, offset.get(hunk.path, 0), budget
+            )
+            delta = offset[hunk.path] = found if found is not None else 0
+        placed += _placed(hunk, delta)
+    for ch in placed:
         if not ch.is_code:
             continue
         if ch.path not in out.files:
             out.files.append(ch.path)
-        if ch.path not in spans:
-            text = read_source(ch.path)
-            spans[ch.path] = function_spans(text) if text is not None else None
         file_spans = spans[ch.path]
         if file_spans is not None:
             names = _functions_of(ch, file_spans)

@@ -187,3 +187,41 @@ def test_a_hostile_diff_is_read_in_bounded_time() -> None:
     loc = localize(huge, bug.developer_patch, _reader(bug))
     assert time.process_time() - t0 < 10
     assert len(loc.candidate.functions) <= 64
+
+
+def _applied(bug: BugRecord, diff: str, tmp: Path) -> str:
+    """The module source after the real `patch`, as the gym applies it (no fuzz, offsets)."""
+    import shutil
+
+    assert bug.source_dir is not None
+    shutil.copytree(bug.source_dir, tmp, dirs_exist_ok=True)
+    subprocess.run(["patch", "-p1", "--unified", "--batch", "--fuzz=0"], cwd=tmp, input=diff,
+                   text=True, check=True, capture_output=True)  # fmt: skip
+    return (tmp / bug.modified_files[0]).read_text()
+
+
+def test_hunks_are_placed_where_patch_applies_them(tmp_path: Path) -> None:
+    from .test_scoring_decisions import CALLER_CHECK
+
+    bug = bundled_bug("t1-double-free")
+    # Honest: the fix with line numbers 12 off (models get them wrong); patch finds the place.
+    shifted = bug.developer_patch.replace("@@ -15,9 +15,10 @@", "@@ -3,9 +3,10 @@")
+    assert _applied(bug, shifted, tmp_path / "a") == _applied(bug, bug.developer_patch,
+                                                              tmp_path / "b")  # fmt: skip
+    assert localize(shifted, bug.developer_patch, _reader(bug)).covers_fix is True
+    # Hostile: lines stated inside the fix's function (kgym_df_resize, 15-29), context that
+    # matches only in the caller; patch applies it in the caller, and so does the localizer.
+    forged = CALLER_CHECK.replace("@@ -37,4 +37,6 @@", "@@ -18,4 +18,6 @@")
+    assert _applied(bug, forged, tmp_path / "c") == _applied(bug, CALLER_CHECK, tmp_path / "d")
+    loc = localize(forged, bug.developer_patch, _reader(bug))
+    assert loc.candidate.functions == ["kgym_df.c:kgym_df_write"] and loc.covers_fix is False
+
+
+def test_locating_hunks_in_a_large_file_is_bounded() -> None:
+    big = "int f(void)\n{\n" + "\n" * 50_000 + "}\n"  # 50,000 blank lines in one function
+    hunk = "@@ -10,3 +10,3 @@\n \n \n-\n+x;\n"  # blank lines everywhere: many places to try
+    diff = "--- a/big.c\n+++ b/big.c\n" + hunk * 5000
+    t0 = time.process_time()
+    loc = localize(diff, diff, lambda _path: big)
+    assert time.process_time() - t0 < 10
+    assert loc.candidate.functions == ["big.c:f"]
