@@ -17,7 +17,7 @@ symbolized when syzbot annotated its frames with source positions (`f+0x1/0x2 fi
 - corrupted: we flag the report as corrupted.
 syzbot's titles for errors outside a test run are left out ("... build error"); for a crash
 while booting or during syzbot's own smoke test syzbot prefixes the crash's title ("upstream
-boot error: ", "linux-next test error: "): the prefix is removed before comparing. Titles are
+boot error: ", "linux-next test error: "): normalize_title drops it before comparing. Titles are
 those syzbot gave when each bug was first seen, under the syzkaller of that day; our reader
 follows today's syzkaller, so older bugs agree less (see the per-year rows).
 """
@@ -40,7 +40,6 @@ from codegen_eval.kernelgym.crash import normalize_title, title_of_report
 from codegen_eval.kernelgym.crash.symbolized import is_symbolized
 
 _SQL_ROW = re.compile(r"'((?:[^'\\]|\\.)*)'|(NULL)|(-?[0-9.]+)")
-_SYZBOT_PREFIX = re.compile(r"^[\w./-]+ (?:boot|test) error: ")
 _NOT_A_CRASH = re.compile(r"\bbuild error\b")
 
 
@@ -136,7 +135,7 @@ def main() -> None:
         if _NOT_A_CRASH.search(item.title):
             skipped += 1
             continue
-        want = normalize_title(_SYZBOT_PREFIX.sub("", item.title))
+        want = normalize_title(item.title)  # without syzbot's boot/test error prefix
         got = title_of_report(item.report)
         titles = {normalize_title(t) for t in got.all_titles} if got else set()
         exact = bool(got and normalize_title(got.title) == want)

@@ -46,9 +46,15 @@ def sanitize(title: str) -> str:
     return "".join(out).strip()
 
 
+# syzbot's prefix for a crash while booting or in its own smoke test, before the crash's
+# title: "upstream boot error: WARNING in f", "linux-next test error: ...".
+_SYZBOT_STAGE = re.compile(r"^[\w./-]+ (?:boot|test) error: (?=\S)")
+
+
 def normalize_title(title: str) -> str:
-    """Compare titles loosely: syzbot's numbering suffix " (2)" and clone suffixes dropped."""
-    title = re.sub(r"\s+\(\d+\)$", "", title.strip())
+    """Compare titles loosely: syzbot's numbering suffix " (2)", its boot/test error prefix
+    and clone suffixes dropped."""
+    title = _SYZBOT_STAGE.sub("", re.sub(r"\s+\(\d+\)$", "", title.strip()))
     return re.sub(r"\b([A-Za-z_]\w*)\.(?:cold|isra|constprop|part)(?:\.\d+)*\b", r"\1", title)
 
 

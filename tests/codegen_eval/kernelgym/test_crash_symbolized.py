@@ -175,3 +175,12 @@ def test_old_kmsan_report_with_a_call_trace_heading() -> None:
     for text in (console, "\n".join(unsymbolize(console.split("\n"))[0])):
         crash = first_crash(text)
         assert crash is not None and crash.title == "KMSAN: uninit-value in knob_parse"
+
+
+def test_syzbot_boot_and_test_error_prefixes_are_not_part_of_the_crash_title() -> None:
+    # syzbot titles a crash during boot or its smoke test "<tree> boot error: <title>".
+    crash = first_crash(_read("warning"))
+    assert crash is not None
+    assert crash.same_bug("upstream boot error: WARNING in skb_segment")
+    assert crash.same_bug("linux-next test error: WARNING in skb_segment (2)")
+    assert not crash.same_bug("upstream build error: WARNING in skb_segment")
