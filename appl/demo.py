@@ -26,7 +26,8 @@ def ask(question: str) -> GenFuture:
     with role("system"):
         "You answer in one short sentence."
     question
-    return gen(max_tokens=40)
+    answer: GenFuture = gen(max_tokens=40)
+    return answer
 
 
 @ppl

@@ -53,6 +53,8 @@ class CallIdentity:
     path: str
     occurrence: int
     step: int
+    _request_hash: str | None  # computed on first use from _request
+    _request: GenRequest | None
 
     def __init__(self, site: str, path: str, occurrence: int, step: int, request_hash: str):
         init = object.__setattr__
@@ -76,6 +78,7 @@ class CallIdentity:
     def request_hash(self) -> str:
         value = self._request_hash
         if value is None:
+            assert self._request is not None  # set with _request_hash None, cleared after
             value = request_hash(self._request)
             object.__setattr__(self, "_request_hash", value)
             object.__setattr__(self, "_request", None)
@@ -93,7 +96,8 @@ class CallIdentity:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
+        assert isinstance(other, CallIdentity)
+        return self._fields() == other._fields()
 
     def __hash__(self) -> int:
         return hash(self._fields())

@@ -148,7 +148,8 @@ class ModelAPI(Protocol):
     subclasses; cancellation propagates as `asyncio.CancelledError` and is never retried.
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def generate(
         self, request: GenRequest, *, on_text: TextCallback | None = None

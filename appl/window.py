@@ -47,9 +47,7 @@ def context_window(alias: str | None = None) -> int | None:
         from appl.local.catalog import resolve_spec
         from appl.local.server import ServerFlags
 
-        n_ctx = int(
-            config.options.get("n_ctx") or ServerFlags.__dataclass_fields__["n_ctx"].default
-        )
+        n_ctx = int(config.options.get("n_ctx") or ServerFlags().n_ctx)
         name = config.options.get("model") or config.options.get("local_model")
         return min(n_ctx, resolve_spec(name).trained_context)
     return None

@@ -399,7 +399,7 @@ def classify(
     if oom and (sig == signal.SIGKILL or (unreported and failed)):
         return ExecStatus.MEMORY_LIMIT, exit_code, sig
     if killed_for in (ExecStatus.OUTPUT_LIMIT, ExecStatus.CPU_LIMIT):
-        return killed_for, exit_code, sig  # type: ignore[return-value]
+        return killed_for, exit_code, sig
     used = own_cpu if own_cpu is not None else cpu_s
     at_limit = used is not None and used >= math.ceil(cpu_limit_s(limits)) - _CPU_SLACK_S
     if killed_for is None and sig in (signal.SIGXCPU, signal.SIGKILL) and at_limit:

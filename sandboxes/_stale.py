@@ -104,8 +104,8 @@ def sweep(base: Path, cgroup_parents: list[Path], skipped: list[str] | None = No
                         problems.append(f"{e.path}: cgroup could not be removed")
             except Exception as exc:
                 problems.append(f"{e.path}: {type(exc).__name__}: {exc}")
-    for p in problems[:20]:
-        log.warning("stale sandbox sweep skipped %s", p)
+    for problem in problems[:20]:
+        log.warning("stale sandbox sweep skipped %s", problem)
     return removed
 
 

@@ -20,10 +20,10 @@ import tempfile
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._cleanup import mount_tmpfs, remove_run_dir
-from ._host import (  # noqa: F401  (re-exported: the seam's public names live here too)
+from ._host import (
     _RESERVED,
     BASE_DIR_ENV,
     DEFAULT_BACKEND,
@@ -37,6 +37,27 @@ from ._host import (  # noqa: F401  (re-exported: the seam's public names live h
 )
 from ._stale import maybe_sweep
 from .types import ExecResult, Limits, SandboxError
+
+# The seam's public names, those kept in _host.py included (importable from here).
+__all__ = [
+    "BASE_DIR_ENV",
+    "DEFAULT_BACKEND",
+    "DEFAULT_RUN_DIR_MB",
+    "RUN_DIR_MB_ENV",
+    "UID_ENV",
+    "FileContent",
+    "Sandbox",
+    "backends",
+    "base_dir",
+    "concurrency",
+    "open_sandbox",
+    "owner_token",
+    "read_beneath",
+    "register_backend",
+    "sandbox_uid",
+    "set_concurrency",
+    "write_beneath",
+]
 
 log = logging.getLogger(__name__)
 
@@ -351,7 +372,7 @@ class Sandbox(abc.ABC):
         await self.close()
 
 
-def _make(backend: str, **options: object) -> Sandbox:
+def _make(backend: str, **options: Any) -> Sandbox:
     cls = _BACKENDS.get(backend)
     if cls is None:
         names = ", ".join(_BACKENDS) or "none registered"

@@ -227,7 +227,7 @@ def _context(lib: ctypes.CDLL, rules: tuple[Rule, ...]) -> int:
     except BaseException:
         lib.seccomp_release(ctx)
         raise
-    return ctx
+    return int(ctx)
 
 
 @functools.cache

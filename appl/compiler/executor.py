@@ -124,7 +124,8 @@ class Executor:
             self._closing = True
         try:
             try:
-                return await self._tg.__aexit__(et, e, tb)
+                await self._tg.__aexit__(et, e, tb)
+                return None
             except BaseExceptionGroup as group:
                 # Step tasks never raise (their errors are data), so a group holding only the
                 # body's own exception is just that exception: let it propagate unwrapped.

@@ -148,6 +148,7 @@ class _Cursor:
         out: dict[str, Any] = {}
         while not self.eat("}"):
             self.skip_ws()
+            key: str | Template | None
             if self.peek() in ('"', "'"):
                 key = self.string()
                 if isinstance(key, Template):

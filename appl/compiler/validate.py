@@ -110,7 +110,9 @@ def static_errors(value: Any, schema: Mapping[str, Any], where: str) -> list[str
             "", {k: v for k, v in schema.items() if k in ("type", "anyOf", "oneOf")}, where
         )
     if isinstance(value, list) and has_refs(value):
-        items = schema.get("items") if isinstance(schema.get("items"), Mapping) else {}
+        items: Mapping[str, Any] = (
+            schema["items"] if isinstance(schema.get("items"), Mapping) else {}
+        )
         errs = (
             []
             if _is_type(value, schema.get("type", "array")) or "type" not in schema

@@ -23,7 +23,7 @@ def main() -> None:
     sys.argv = ["llama_cpp.server", *sys.argv[2:]]
     from llama_cpp.server.__main__ import main as serve
 
-    serve()
+    serve()  # type: ignore[no-untyped-call]  # llama_cpp's entry point has no annotations
 
 
 if __name__ == "__main__":

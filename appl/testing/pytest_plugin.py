@@ -48,7 +48,7 @@ TEST_MODEL_DEFAULTS: dict[str, Any] = {
 try:  # pytest-asyncio's own decorator: the fixture then works in its default (strict) mode too
     from pytest_asyncio import fixture as _async_fixture
 except ImportError:  # without pytest-asyncio no async test runs anyway
-    _async_fixture = pytest.fixture
+    _async_fixture = pytest.fixture  # type: ignore[assignment]
 
 
 @_async_fixture

@@ -82,6 +82,7 @@ def collect_calls(trace: Trace) -> list[Recorded]:
     """Pair every gen_request with its response, budget stop or error, in trace order."""
     out: list[Recorded] = []
     open_: dict[tuple[str, str, str], Recorded] = {}
+    item: Recorded | None
     for rec in trace.records:
         kind, run, call = rec.get("type"), str(rec.get("run")), rec.get("call")
         data = rec.get("data") or {}

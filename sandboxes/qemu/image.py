@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 from sandboxes.types import SandboxError
 
@@ -35,7 +36,7 @@ def _try_decompress(kind: str, blob: bytes) -> bytes | None:
         if kind == "lzma":
             return lzma.LZMADecompressor(format=lzma.FORMAT_ALONE).decompress(blob)
         if kind == "gzip":
-            return gzip.GzipFile(fileobj=_Bytes(blob)).read()
+            return gzip.GzipFile(fileobj=cast("IO[bytes]", _Bytes(blob))).read()
         if kind == "zstd" and shutil.which("zstd"):
             out = subprocess.run(
                 ["zstd", "-dc"], input=blob, capture_output=True, check=False, timeout=120

@@ -94,8 +94,8 @@ class Recipe:
         # The candidate shapes this text (`#error` echoes anything): parsed off the event
         # loop, so a long parse never stalls the other candidates' execs.
         diags = await asyncio.to_thread(self.parser, res.stdout + "\n" + res.stderr)
-        artifact = self.artifact_name(output, mode)
-        if not res.ok or not await sb.exists(artifact):
+        artifact: str | None = self.artifact_name(output, mode)
+        if not res.ok or artifact is None or not await sb.exists(artifact):
             artifact = None
         return CompileResult(res, diags, artifact, await self.versions())
 

@@ -1,0 +1,1 @@
+"""The embedded local model: a llama.cpp server the project starts, its catalog and weights."""
