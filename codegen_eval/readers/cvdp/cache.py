@@ -21,7 +21,7 @@ from codegen_eval.types import Sample
 from .screen import DesignFacts
 
 CACHE_ENV = "CODEGEN_CVDP_CALIBRATION"
-_FORMAT = 1  # bump when what is stored changes meaning
+_FORMAT = 2  # bump when what is stored (or how a cause is worded) changes
 _REQUIREMENTS = Path(__file__).with_name("requirements.txt")
 
 

@@ -104,7 +104,10 @@ def classify(sample: Sample, run: HarnessRun | None, findings: list[Finding], wh
     if sample.metadata.get("commercial"):
         return f"needs a commercial simulator (upstream's licensed EDA image): {why}"
     if sim != "icarus":
-        return f"SIM={sim}: this reader screens Icarus-compiled designs only; {why}"
+        here = "the harness passed" if run is not None and run.exec.exit_code == 0 else (
+            _first_lines(log, r"^%(Error|Warning)-|error:", 1) or why
+        )  # fmt: skip
+        return f"SIM={sim}: this reader screens Icarus-compiled designs only (run here: {here})"
     sorry = _first_lines(log, r"sorry:")
     if sorry:
         return f"needs a newer Icarus than this one (upstream builds 13.0): {sorry}"

@@ -5,6 +5,7 @@ measured by running it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,19 @@ async def test_records_without_solutions(tmp_path: Path) -> None:
     fopen = ADDER.replace("endmodule", 'integer f; initial f = $fopen("x", "w");\nendmodule')
     cheat = await task.scorer.score(adder, Candidate(adder.id, 0, fopen))
     assert cheat.failure_class == "forbidden_construct:$fopen"
+
+
+async def test_other_simulator_excluded_with_what_happened_here(tmp_path: Path) -> None:
+    """SIM=verilator: run here (Verilator 5.006) and excluded with what it did, since the
+    screen reads Icarus' compiled designs only."""
+    row = json.loads(write_jsonl(tmp_path).read_text().splitlines()[0])
+    env = row["harness"]["files"]["src/.env"]
+    row["harness"]["files"]["src/.env"] = env.replace("SIM = icarus", "SIM = verilator")
+    path = tmp_path / "verilator.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    task = cvdp(path)
+    assert task.dataset == []
+    why = task.metadata["excluded"]["cvdp_copilot_adder_0001"]
+    assert why.startswith(
+        "SIM=verilator: this reader screens Icarus-compiled designs only (run here:"
+    )
