@@ -21,12 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codegen_eval.kernelgym.crash import CrashReport
-
-try:  # the crash reader's entry point for published reports (raw or symbolized)
-    from codegen_eval.kernelgym.crash import title_of_report as _read_report
-except ImportError:  # an older reader: its first report, as a console
-    from codegen_eval.kernelgym.crash import first_crash as _read_report
+# The crash reader's entry point for published reports, raw or symbolized.
+from codegen_eval.kernelgym.crash import CrashReport, title_of_report
 
 BUNDLED_DIR = Path(__file__).parent / "bugs"
 
@@ -105,7 +101,7 @@ class BugRecord:
         """The title the gym's crash reader gives the record's own report, the way it titles
         a console; None without a report, or when the reader finds it cut or mangled."""
         text = self.own_report
-        crash: CrashReport | None = _read_report(text) if text else None
+        crash: CrashReport | None = title_of_report(text) if text else None
         return crash.title if crash is not None and not crash.corrupted else None
 
     @property

@@ -96,14 +96,15 @@ def _record(title: str, report: str | None) -> BugRecord:
     return record_from_json(raw)
 
 
-def _judge(bug: BugRecord) -> bool:
+def _judge(bug: BugRecord, console: str = CONSOLE) -> bool:
+    """Is the crash of a gym run whose console is `console` the record's bug?"""
     from codegen_eval.kernelgym.crash import parse_console
     from codegen_eval.kernelgym.runner import RunResult
     from codegen_eval.kernelgym.scoring import judge
     from sandboxes.qemu import VMResult, VMStatus
 
-    vm = VMResult(VMStatus.STOPPED, CONSOLE, 0, 1.0, False, "tcg")
-    run = RunResult(vm=vm, crashes=parse_console(CONSOLE), booted=True)
+    vm = VMResult(VMStatus.STOPPED, console, 0, 1.0, False, "tcg")
+    run = RunResult(vm=vm, crashes=parse_console(console), booted=True)
     return judge(run, bug.expected_title, 2, also=bug.expected_titles).matches_expected
 
 
@@ -134,3 +135,20 @@ def test_a_cut_report_adds_no_title() -> None:
     # A link, as kBench's own records hold, is no report.
     link = _record("x", "/text?tag=CrashReport&x=def0")
     assert link.own_report is None and link.expected_titles == ["x"]
+
+
+SYMBOLIZED_KINDS = Path(__file__).parent / "reports" / "symbolized"  # the crash reader's fixtures
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name.removesuffix(".raw.txt") for p in SYMBOLIZED_KINDS.glob("*.raw.txt"))
+)
+def test_every_crash_kind_matches_its_record_through_a_symbolized_report(name: str) -> None:
+    """A record whose stored title is stale, carrying syzbot's symbolized report, is matched
+    by the same crash printed raw on a console (the gym's run)."""
+    console = (SYMBOLIZED_KINDS / f"{name}.raw.txt").read_text()
+    stale = "WARNING in some_function_renamed_since"
+    bug = _record(stale, (SYMBOLIZED_KINDS / f"{name}.txt").read_text())
+    assert bug.report_title is not None, name
+    assert _judge(bug, console), name
+    assert not _judge(_record(stale, None), console)
