@@ -141,8 +141,9 @@ def main() -> int:
         for name, fn in order if i % 2 == 0 else order[::-1]:
             verdicts, wall, cpu = fn()
             (up_runs if name == "upstream" else our_runs).append((verdicts, wall, cpu))
+            passed = sum(v[0] for v in verdicts.values())
             print(f"  round {i + 1} {name:8}: {wall:6.2f} s wall {cpu:6.2f} s CPU "
-                  f"({sum(v[0] for v in verdicts.values())}/{len(verdicts)} pass)", flush=True)  # fmt: skip
+                  f"({passed}/{len(verdicts)} pass)", flush=True)  # fmt: skip
 
     def med(runs: list, k: int) -> float:
         return statistics.median(r[k] for r in runs)

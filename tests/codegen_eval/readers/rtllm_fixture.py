@@ -57,7 +57,8 @@ module testbench;
 endmodule
 """
 
-ADDER_REF = """module verified_adder_4bit(input [3:0] a, b, input cin, output [3:0] sum, output cout);
+ADDER_REF = """module verified_adder_4bit(input [3:0] a, b, input cin,
+                          output [3:0] sum, output cout);
   wire [4:0] c;
   assign c[0] = cin;
   genvar k;

@@ -136,6 +136,7 @@ CHEATS = {
     "second_root": HEAD + WRONG_BODY + f"endmodule\nmodule cheat;\n  initial $display({PASSED});\n"
     "endmodule\n",
     # reset the testbench's error counter from inside the design
+    "force_error_counter": HEAD + WRONG_BODY + "  initial force testbench.error = 0;\nendmodule\n",
     "zero_error_counter": HEAD + WRONG_BODY
     + "  initial repeat (1000) #1 testbench.error = 0;\nendmodule\n",
 }  # fmt: skip
@@ -154,6 +155,7 @@ def test_cheats_fail_ours_and_pass_upstreams_rule(
     assert score.failure_class in {
         "forbidden_construct:$display",
         "forbidden_construct:$finish",
+        "forbidden_construct:force",
         "tamper:harness_reference",
         "sim_mismatch",
     }, score.failure_class
