@@ -135,6 +135,7 @@ def test_programs_that_cannot_judge_are_skipped_with_the_reason(
     assert s.metrics["location_t0"] == 1.0  # upstream's metrics are still reported
 
 
+@pytest.mark.slow
 def test_survey_classifies_each_program(checkout: Path) -> None:
     rows = asyncio.run(survey(load_programs(checkout)))
     got = {r.program: (r.built_and_ran, r.verdict) for r in rows}
@@ -151,6 +152,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_run_errors_are_one_line(tmp_path: Path, checkout: Path) -> None:
     cp = cli("run", "--mpirigen", str(tmp_path / "nope"), "--solver", "reference",
              "--log", str(tmp_path / "x.jsonl"))  # fmt: skip
