@@ -11,7 +11,7 @@ from codegen_eval.readers.cvdp import CvdpScorer, read_cvdp
 from codegen_eval.readers.cvdp.harness import HarnessRun
 from codegen_eval.types import Candidate, Sample
 
-from .cvdp_fixture import write_jsonl
+from .cvdp_fixture import COUNTER, write_jsonl
 
 WRONG = "  assign {cout, sum} = a + b;\n"
 HEAD = "module adder4 (input [3:0] a, input [3:0] b, input cin, output [3:0] sum, output cout);\n"
@@ -124,3 +124,18 @@ async def test_the_right_design_with_prints_passes(adder: Sample, scorer: CvdpSc
     )
     score = await scorer.score(adder, Candidate(adder.id, 0, code))
     assert score.status == "pass", score.explanation
+
+
+async def test_cheat_in_one_build_only_fails(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The counter's harness builds WIDTH=3 and WIDTH=5: a design that opens a file only when
+    WIDTH > 4 shows it only in the second compiled design, and every design that ran is
+    screened."""
+    jsonl = write_jsonl(tmp_path_factory.mktemp("cvdp"))
+    counter = next(s for s in read_cvdp(jsonl).samples if s.id == "cvdp_copilot_counter_0002")
+    code = COUNTER.replace(
+        "endmodule",
+        "  generate if (WIDTH > 4) begin : g\n    integer fd;\n"
+        '    initial fd = $fopen("w5.txt", "w");\n  end endgenerate\nendmodule',
+    )
+    score = await CvdpScorer().score(counter, Candidate(counter.id, 0, code))
+    assert (score.status, score.failure_class) == ("fail", "forbidden_construct:$fopen")
