@@ -89,7 +89,8 @@ def _records(scores: Sequence[SampleScore]) -> list[dict[str, Any]]:
 def codegen_metrics(ks: Sequence[int] = (1,)) -> Metric:
     """Our table's figures over every epoch: pass@k (unbiased, skipped candidates not in n),
     speedup@k and efficiency@k (expected best of k, a failure counting 0) where the suite
-    reports speedups, and the count of infra errors (harness failures, not results)."""
+    reports speedups, and the count of infra errors (harness failures, not results).
+    Unscored epochs (our skipped) never reach a metric: Inspect leaves NaN scores out."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         from codegen_eval.report import summarize_group
@@ -107,7 +108,6 @@ def codegen_metrics(ks: Sequence[int] = (1,)) -> Metric:
                 if value is not None:
                     out[f"{name}@{k}"] = float(value)
         out["infra_errors"] = float(group.failures.get("infra_error", 0))
-        out["skipped"] = float(group.skipped)
         return out
 
     return compute

@@ -236,4 +236,29 @@ def test_pass_at_k_through_inspects_reducers(tmp_path: Path) -> None:
     }
     assert by_reducer[("pass_at_1", "accuracy")] == 0.5
     assert by_reducer[("pass_at_2", "accuracy")] == 1.0
-    assert by_reducer[("pass_at_1", "pass@1")] == 0.5 and by_reducer[("pass_at_1", "pass@2")] == 1.0
+    # ours, over the unreduced epochs (Inspect lists it without a reducer)
+    assert (by_reducer[(None, "pass@1")], by_reducer[(None, "pass@2")]) == (0.5, 1.0)
+
+
+@pytest.mark.slow
+def test_speedups_and_a_gpu_skip_through_inspect(tmp_path: Path) -> None:
+    """hpc-kernels: our speedup/efficiency reach Inspect (metadata and our metric); CUDA
+    without a GPU is our `skipped`, unscored in Inspect (not a failure in accuracy)."""
+    from codegen_eval.inspect_tasks import hpc_kernels
+
+    (log,) = inspect_eval(
+        hpc_kernels(solver="reference", filter="axpy/[oc]*"),
+        model="mockllm/model",
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    scores = {s.id: s.scores[SCORER_NAME] for s in log.samples or []}
+    assert scores["axpy/openmp"].value == "C"
+    assert scores["axpy/openmp"].metadata["metrics"]["speedup"] > 0
+    skipped = scores["axpy/cuda"]
+    assert skipped.value != skipped.value  # NaN
+    assert skipped.metadata["failure_class"] == "skipped_no_gpu"
+    metrics = {k: m.value for sc in log.results.scores for k, m in sc.metrics.items()}
+    assert metrics["accuracy"] == 1.0  # the skipped one is not a failure
+    assert metrics["speedup@1"] > 0 and metrics["efficiency@1"] > 0
