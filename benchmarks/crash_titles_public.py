@@ -11,7 +11,8 @@ DIR is one of:
 
 Each report is read by `title_of_report` (codegen_eval.kernelgym.crash). A report counts as
 symbolized when syzbot annotated its frames with source positions (`f+0x1/0x2 file.c:3`,
-`g file.h:4 [inline]`), raw otherwise; the figures are given per group and per year.
+`g file.h:4 [inline]`), raw otherwise; the figures are given per group and per year, and for
+the symbolized reports whose headline is repeated per inlined function.
 - exact: our title is syzbot's (syzbot's " (2)" numbering ignored);
 - same bug: syzbot's title is our title or one of our ALT titles;
 - corrupted: we flag the report as corrupted.
@@ -41,6 +42,8 @@ from codegen_eval.kernelgym.crash.symbolized import is_symbolized
 
 _SQL_ROW = re.compile(r"'((?:[^'\\]|\\.)*)'|(NULL)|(-?[0-9.]+)")
 _NOT_A_CRASH = re.compile(r"\bbuild error\b")
+# A headline repeated once per inlined function (the case the reader used to get wrong).
+_INLINED_HEADLINE = re.compile(r"^(?:BUG: |WARNING: |kernel BUG|UBSAN)[^\n]*\[inline\]", re.M)
 
 
 @dataclass(slots=True)
@@ -144,6 +147,8 @@ def main() -> None:
         group = "symbolized" if is_symbolized(item.report) else "raw"
         groups[group].add(exact, same, corrupted)
         groups["all"].add(exact, same, corrupted)
+        if _INLINED_HEADLINE.search(item.report):
+            groups[" inlined headline"].add(exact, same, corrupted)
         years[f"{group} {item.year}"].add(exact, same, corrupted)
         if not same and len(misses) < args.misses:
             misses.append(f"{item.id} [{group}]: want {want!r} got {got.title if got else None!r}")
@@ -159,7 +164,7 @@ def main() -> None:
     read = groups["all"].reports
     print(f"{len(items)} reports, {skipped} left out (not crash titles), {read} read")
     print(f"\n{'group':<16} {'reports':>6} {'exact':>7} {'same':>7} {'corrupt':>8}")
-    for name in ("symbolized", "raw", "all"):
+    for name in ("symbolized", " inlined headline", "raw", "all"):
         print(groups[name].line(name))
     print()
     for name in sorted(years):
