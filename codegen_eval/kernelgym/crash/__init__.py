@@ -18,6 +18,8 @@ from codegen_eval.kernelgym.crash.frames import Frame, parse_frames
 from codegen_eval.kernelgym.crash.reader import (
     MAX_LINE,
     MAX_REPORT_LINES,
+    PLAIN,
+    UNTAGGED,
     corruption,
     describe,
     family_of,
@@ -74,7 +76,11 @@ class _Console:
         if self.given is None or self.origin is None:
             return []
         first = self.origin[start - 1] + 1 if start > 0 else 0
-        return [split_line(x).text for x in self.given[first : self.origin[last] + 1]]
+        lines = [split_line(x) for x in self.given[first : self.origin[last] + 1]]
+        # As in the report itself: other tasks' lines (when tagged) and "? f+0x" frames out.
+        head = split_line(self.lines[start]).origin
+        tagged = head not in (UNTAGGED, PLAIN)
+        return [x.text for x in lines if not x.unreliable and (not tagged or x.origin == head)]
 
 
 def _read(console: str) -> _Console:

@@ -184,3 +184,18 @@ def test_syzbot_boot_and_test_error_prefixes_are_not_part_of_the_crash_title() -
     assert crash.same_bug("upstream boot error: WARNING in skb_segment")
     assert crash.same_bug("linux-next test error: WARNING in skb_segment (2)")
     assert not crash.same_bug("upstream build error: WARNING in skb_segment")
+
+
+def test_report_as_given_leaves_out_unreliable_and_other_tasks_lines() -> None:
+    tagged = "".join(f"[  52.1][ T5123] {line}\n" for line in _read("kasan").splitlines())
+    tagged = tagged.replace(
+        "[  52.1][ T5123]  gadget_release+",
+        "[  52.1][ T5123]  ? stale_fn+0x1/0x2 mm/stale.c:3\n"
+        "[  52.1][ T7777]  other_task_fn+0x1/0x2 kernel/other.c:9\n"
+        "[  52.1][ T5123]  gadget_release+",
+    )
+    crash = first_crash(tagged)
+    assert crash is not None and crash.title == TITLES["kasan"]
+    assert "gadget_release" in crash.functions
+    assert "stale_fn" not in crash.functions and "other_task_fn" not in crash.report
+    assert "include/linux/list.h:148 [inline]" in crash.report
