@@ -22,10 +22,8 @@ SCAN_C = (Path(__file__).with_name("secret_scan.c")).read_text()
 
 
 async def test_exec_env_is_visible_only_in_the_payloads_own_environment(
-    iso_sb: Sandbox | None,
+    iso_sb: Sandbox,
 ) -> None:
-    if iso_sb is None:
-        return
     b = await toolchains.get("c").compile(iso_sb, {"scan.c": SCAN_C}, output="scan")
     assert b.ok, b.exec_result.stderr
     secret = secrets.token_hex(16)
@@ -142,13 +140,11 @@ async def test_extra_ro_binds_can_be_used_but_never_changed(iso_backend: str) ->
 
 # -- traps for the next exec and for the output reader ---------------------------------------
 async def test_symlinks_planted_for_the_next_exec_are_replaced_not_followed(
-    any_sb: Sandbox | None,
+    any_sb: Sandbox,
 ) -> None:
     """A payload plants symlinks (and a FIFO) where the harness will write the next exec's
     files: into host paths, into a directory the harness will create, onto a file the
     harness will read back. The harness (root) must replace them, never write through."""
-    if any_sb is None:
-        return
     victim = Path(tempfile.mkdtemp(prefix="codegen-victim-"))
     try:
         (victim / "keep").write_text("host\n")
@@ -172,9 +168,7 @@ async def test_symlinks_planted_for_the_next_exec_are_replaced_not_followed(
         remove_tree(victim)
 
 
-async def test_stderr_flood_with_stdout_closed_is_cut(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_stderr_flood_with_stdout_closed_is_cut(any_sb: Sandbox) -> None:
     r = await any_sb.exec(
         ["sh", "-c", "exec 1>&- 0<&-; yes flood >&2"],
         limits=Limits(wall_s=20, output_bytes=1 << 16),
@@ -184,10 +178,8 @@ async def test_stderr_flood_with_stdout_closed_is_cut(any_sb: Sandbox | None) ->
     assert r.wall_s < 10  # cut at the cap, not at the wall limit
 
 
-async def test_stubborn_daemon_does_not_outlive_the_run(any_sb: Sandbox | None) -> None:
+async def test_stubborn_daemon_does_not_outlive_the_run(any_sb: Sandbox) -> None:
     """Double fork, new session, every descriptor closed, SIGTERM/SIGHUP/SIGINT ignored."""
-    if any_sb is None:
-        return
     tok = marker()
     daemon = (
         "trap '' TERM HUP INT; exec </dev/null >/dev/null 2>&1; "

@@ -227,7 +227,7 @@ LITTER_C = Path(__file__).with_name("litter.c").read_text()
 
 
 @pytest.fixture(params=[("bwrap", 0), ("bwrap", None), ("docker", 0)], ids=str)
-async def litter_sb(request: pytest.FixtureRequest) -> AsyncIterator[Sandbox | None]:
+async def litter_sb(request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
     """A plain on-disk run directory (run_dir_mb=0: the remover's path) and, for bwrap, the
     default (a tmpfs run directory as root: removal is an unmount)."""
     backend, mb = request.param
@@ -235,9 +235,7 @@ async def litter_sb(request: pytest.FixtureRequest) -> AsyncIterator[Sandbox | N
         yield sb
 
 
-async def test_hostile_tree_neither_breaks_exec_nor_cleanup(litter_sb: Sandbox | None) -> None:
-    if litter_sb is None:
-        return
+async def test_hostile_tree_neither_breaks_exec_nor_cleanup(litter_sb: Sandbox) -> None:
     sb = litter_sb
     b = await toolchains.get("c").compile(sb, {"litter.c": LITTER_C}, output="litter")
     assert b.ok, b.exec_result.stderr

@@ -59,18 +59,14 @@ async def build(sb: Sandbox, src: str, name: str = "prog") -> str:
 
 
 # -- resource limits: every backend ----------------------------------------------------------
-async def test_fork_bomb_hits_pids_limit(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_fork_bomb_hits_pids_limit(any_sb: Sandbox) -> None:
     exe = await build(any_sb, FORK_BOMB)
     r = await any_sb.exec([f"./{exe}"], limits=Limits(wall_s=3, pids=32))
     assert r.status is ExecStatus.PIDS_LIMIT, r
     assert r.limits_enforced["pids"] is True
 
 
-async def test_memory_bomb_hits_memory_limit(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_memory_bomb_hits_memory_limit(any_sb: Sandbox) -> None:
     exe = await build(any_sb, MEM_BOMB)
     r = await any_sb.exec([f"./{exe}"], limits=Limits(wall_s=10, memory_mb=64))
     assert r.status is ExecStatus.MEMORY_LIMIT, r
@@ -78,9 +74,7 @@ async def test_memory_bomb_hits_memory_limit(any_sb: Sandbox | None) -> None:
     assert r.peak_memory_mb is not None and 32 <= r.peak_memory_mb <= 80
 
 
-async def test_infinite_loop_is_stopped(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_infinite_loop_is_stopped(any_sb: Sandbox) -> None:
     exe = await build(any_sb, SPIN)
     r = await any_sb.exec([f"./{exe}"], limits=Limits(wall_s=2, cpu_s=1))
     assert r.status in (ExecStatus.CPU_LIMIT, ExecStatus.WALL_TIMEOUT), r
@@ -89,9 +83,7 @@ async def test_infinite_loop_is_stopped(any_sb: Sandbox | None) -> None:
     assert r.wall_s < 5
 
 
-async def test_huge_file_hits_file_size_limit(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_huge_file_hits_file_size_limit(any_sb: Sandbox) -> None:
     cap = 1 << 20
     r = await any_sb.exec(
         ["sh", "-c", "head -c 2147483648 /dev/zero > big.bin"],
@@ -102,9 +94,7 @@ async def test_huge_file_hits_file_size_limit(any_sb: Sandbox | None) -> None:
     assert (any_sb.run_dir / "big.bin").stat().st_size <= cap
 
 
-async def test_stdout_flood_is_cut_while_reading(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_stdout_flood_is_cut_while_reading(any_sb: Sandbox) -> None:
     cap = 1 << 20
     r = await any_sb.exec(
         ["head", "-c", str(100 << 20), "/dev/zero"], limits=Limits(wall_s=20, output_bytes=cap)
@@ -135,14 +125,12 @@ int main(void){
 
 
 async def test_output_left_in_a_full_pipe_does_not_hang_the_harness(
-    any_sb: Sandbox | None,
+    any_sb: Sandbox,
 ) -> None:
     """A payload fills an enlarged pipe past the cap and exits before the harness has read it.
     The harness stops keeping output at the cap; had it stopped reading too, asyncio's flow
     control would pause the pipe short of EOF, and (3.11) `Process.wait()` waits for EOF:
     the exec hung for good, the wall limit long past."""
-    if any_sb is None:
-        return
     prog = await build(any_sb, FILL_PIPE_AND_EXIT, "fill")
     r = await asyncio.wait_for(
         any_sb.exec([f"./{prog}"], limits=Limits(wall_s=5, output_bytes=4096)), timeout=60
@@ -152,9 +140,7 @@ async def test_output_left_in_a_full_pipe_does_not_hang_the_harness(
     assert r.wall_s < 30
 
 
-async def test_setsid_child_does_not_outlive_the_run(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_setsid_child_does_not_outlive_the_run(any_sb: Sandbox) -> None:
     tok = marker()
     script = (
         f"setsid sh -c 'sleep {tok}' </dev/null >/dev/null 2>&1 & "
@@ -166,9 +152,7 @@ async def test_setsid_child_does_not_outlive_the_run(any_sb: Sandbox | None) -> 
     assert processes_with(tok) == []
 
 
-async def test_testbench_without_finish_times_out(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_testbench_without_finish_times_out(any_sb: Sandbox) -> None:
     tb = 'module tb; reg clk = 0; always #1 clk = ~clk; initial $display("running"); endmodule\n'
     rec = toolchains.get("verilog-iverilog")
     b = await rec.compile(any_sb, {"tb.v": tb}, output="tb")
@@ -178,9 +162,7 @@ async def test_testbench_without_finish_times_out(any_sb: Sandbox | None) -> Non
 
 
 # -- isolation: bwrap and docker -------------------------------------------------------------
-async def test_no_network(iso_sb: Sandbox | None) -> None:
-    if iso_sb is None:
-        return
+async def test_no_network(iso_sb: Sandbox) -> None:
     exe = await build(iso_sb, CONNECT)
     r = await iso_sb.exec([f"./{exe}"], limits=Limits(wall_s=10))
     assert r.status is ExecStatus.NONZERO_EXIT and r.exit_code == 3, r
@@ -188,9 +170,7 @@ async def test_no_network(iso_sb: Sandbox | None) -> None:
     assert r.limits_enforced["network_isolated"] is True
 
 
-async def test_cannot_read_shadow_or_write_system(iso_sb: Sandbox | None) -> None:
-    if iso_sb is None:
-        return
+async def test_cannot_read_shadow_or_write_system(iso_sb: Sandbox) -> None:
     r = await iso_sb.exec(["cat", "/etc/shadow"])
     assert r.status is ExecStatus.NONZERO_EXIT and "root:" not in r.stdout
     name = f"pwned-{marker()}"
@@ -203,9 +183,7 @@ async def test_cannot_read_shadow_or_write_system(iso_sb: Sandbox | None) -> Non
     assert not Path(f"/tmp/{name}").exists()  # the sandbox's /tmp is private
 
 
-async def test_payload_is_not_root_and_sees_no_home_or_repo(iso_sb: Sandbox | None) -> None:
-    if iso_sb is None:
-        return
+async def test_payload_is_not_root_and_sees_no_home_or_repo(iso_sb: Sandbox) -> None:
     r = await iso_sb.exec(["id", "-u"])
     assert r.ok and r.stdout.strip() != "0"
     repo = Path(__file__).resolve().parents[2]
@@ -216,9 +194,7 @@ async def test_payload_is_not_root_and_sees_no_home_or_repo(iso_sb: Sandbox | No
     assert r.ok and all(line.split()[1] == "0000000000000000" for line in r.stdout.splitlines())
 
 
-async def test_kill_all_leaves_host_processes_alive(iso_sb: Sandbox | None) -> None:
-    if iso_sb is None:
-        return
+async def test_kill_all_leaves_host_processes_alive(iso_sb: Sandbox) -> None:
     uid = int(os.environ.get("CODEGEN_SANDBOX_UID", "65534"))
     root_sentinel = subprocess.Popen(["sleep", "300"])
     # Same uid as the payload: only the pid namespace protects this one.
@@ -235,9 +211,7 @@ async def test_kill_all_leaves_host_processes_alive(iso_sb: Sandbox | None) -> N
             p.wait()
 
 
-async def test_tiocsti_is_blocked(iso_sb: Sandbox | None) -> None:
-    if iso_sb is None:
-        return
+async def test_tiocsti_is_blocked(iso_sb: Sandbox) -> None:
     exe = await build(iso_sb, TIOCSTI_C)
     r = await iso_sb.exec([f"./{exe}"])
     assert r.ok, r
@@ -279,9 +253,7 @@ endmodule
 """
 
 
-async def test_openmp_two_threads(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_openmp_two_threads(any_sb: Sandbox) -> None:
     rec = toolchains.get("openmp")
     b = await rec.compile(any_sb, {"omp.c": OMP}, output="omp")
     assert b.ok and b.tool_versions["gcc"].startswith("gcc")
@@ -289,9 +261,7 @@ async def test_openmp_two_threads(any_sb: Sandbox | None) -> None:
     assert r.ok and r.stdout.strip() == "threads=2"
 
 
-async def test_mpi_np2_np4(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_mpi_np2_np4(any_sb: Sandbox) -> None:
     rec = toolchains.get("mpi")
     b = await rec.compile(any_sb, {"allreduce.c": MPI}, output="allreduce")
     assert b.ok, b.exec_result.stderr
@@ -302,9 +272,7 @@ async def test_mpi_np2_np4(any_sb: Sandbox | None) -> None:
         assert r.stdout.strip() == f"size={np} sum={total}"
 
 
-async def test_cuda_compiles_and_run_is_skipped_without_gpu(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_cuda_compiles_and_run_is_skipped_without_gpu(any_sb: Sandbox) -> None:
     rec = toolchains.get("cuda")
     ptx = await rec.compile(any_sb, {"fill.cu": CUDA}, output="fill", mode="ptx")
     assert ptx.ok and ptx.artifact == "fill.ptx", ptx.exec_result.stderr
@@ -319,9 +287,7 @@ async def test_cuda_compiles_and_run_is_skipped_without_gpu(any_sb: Sandbox | No
         assert r.status is ExecStatus.SKIPPED_NO_GPU and r.exit_code is None
 
 
-async def test_verilog_testbench_pass_and_verilator_lint(any_sb: Sandbox | None) -> None:
-    if any_sb is None:
-        return
+async def test_verilog_testbench_pass_and_verilator_lint(any_sb: Sandbox) -> None:
     rec = toolchains.get("verilog-iverilog")
     b = await rec.compile(any_sb, {"tb.sv": TB_PASS}, output="tb")
     assert b.ok, b.exec_result.stderr
