@@ -24,14 +24,15 @@ from array import array
 _SRC = r"(?:[\w/.+\-]+|\?\?):(?:\d+|\?)"
 # `g file.h:12 [inline]`: a frame that exists only after symbolizing. The marker ends the
 # line, or comes before what followed the offset on the printed line (" at addr ...", "()",
-# " [module]"); a report symbolized twice has a second position after it.
+# " [module]", arm32's ")" of "from [<pc>] (f+0x1/0x2)"); a report symbolized twice has a
+# second position after it.
 _INLINE = rf" {_SRC} \[inline\](?: {_SRC})*"
-_INLINE_LINE = re.compile(rf"(\S+){_INLINE}(?:$|[ (])")
+_INLINE_LINE = re.compile(rf"(\S+){_INLINE}(?:$|[ ()])")
 # `f+0x12/0x34 file.c:56`: the position appended to a printed frame (old kernels print
 # `f+0x12/0x34()` in WARNING headlines and `[<addr>] f+0x12/0x34` in traces; a module frame
 # keeps its ` [module]` between offset and position).
 _OFFSET = r"\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[[\w.\-]+\])?"
-_APPENDED = re.compile(rf"{_OFFSET}((?: {_SRC})+)(?= |\(|$)")
+_APPENDED = re.compile(rf"{_OFFSET}((?: {_SRC})+)(?=[ ()]|$)")
 _PRINTED_FRAME = re.compile(r"[^\s+]+\+0x[0-9a-f]+/0x")
 # Scans of the whole console say whether anything here was symbolized (each starts with a
 # literal, which the regex engine finds fast: a raw console costs ~1 us per KiB).

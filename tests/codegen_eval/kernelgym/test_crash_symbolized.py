@@ -199,3 +199,13 @@ def test_report_as_given_leaves_out_unreliable_and_other_tasks_lines() -> None:
     assert "gadget_release" in crash.functions
     assert "stale_fn" not in crash.functions and "other_task_fn" not in crash.report
     assert "include/linux/list.h:148 [inline]" in crash.report
+
+
+def test_arm32_frames_symbolized_inside_parentheses() -> None:
+    given = [
+        "[<c0a1b2c4>] (knob_lookup) from [<c0a1b3d0>] (knob_get drivers/misc/knob.c:150 [inline])",
+        "[<c0a1b2c4>] (knob_lookup) from [<c0a1b3d0>] (knob_get+0x61/0x1a0 drivers/misc/knob.c:171)",
+    ]
+    printed, origin = unsymbolize(given)
+    assert printed == ["[<c0a1b2c4>] (knob_lookup) from [<c0a1b3d0>] (knob_get+0x61/0x1a0)"]
+    assert list(origin) == [1]
