@@ -37,6 +37,11 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _DEF_START = re.compile(r"^(?=[A-Za-z_])(?:[^;{}()=#\n]*?\b)?([A-Za-z_]\w*)\s*\(", re.M)
 _SYSCALL = re.compile(r"^(COMPAT_)?SYSCALL_DEFINE\d\s*\(\s*(\w+)")
 _NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof", "do", "else"}
+# Written before a definition's name on its line: `__attribute__((weak)) void f(`.
+_PREFIX_ATTRIBUTES = {"__attribute__", "__printf", "__scanf", "__section", "__aligned"}
+_NEXT_CALL = re.compile(r"[^;{}()=\n]*?\b([A-Za-z_]\w*)\s*\(")
+# A definition's line below a macro line (`SEC("x")` over `int f(`): words before the name.
+_COLUMN_0 = re.compile(r"\n[A-Za-z_][\w \t*]*[ \t*]\w+\s*\(")
 
 SourceReader = Callable[[str], "str | None"]
 
@@ -223,9 +228,12 @@ def function_spans(text: str) -> list[Span]:
         m = _DEF_START.search(text, pos)
         if m is None:
             return spans
-        name = m[1]
-        open_paren = m.end() - 1
-        close_paren = _matching_paren(text, open_paren)
+        name, close_paren = m[1], _matching_paren(text, m.end() - 1)
+        while name in _PREFIX_ATTRIBUTES and close_paren is not None:
+            after = _NEXT_CALL.match(text, close_paren + 1)
+            if after is None:
+                break
+            name, close_paren = after[1], _matching_paren(text, after.end() - 1)
         if close_paren is None:
             return spans
         brace = text.find("{", close_paren)
@@ -233,8 +241,10 @@ def function_spans(text: str) -> list[Span]:
         if name in _NOT_FUNCTIONS or brace == -1 or (semi != -1 and semi < brace):
             pos = m.end()
             continue  # a declaration or a prototype
-        if text[close_paren + 1 : brace].strip().startswith("="):
-            pos = m.end()
+        between = text[close_paren + 1 : brace]
+        macro_line = "\n#" not in between and _COLUMN_0.search(between)  # not #ifdef'd twins
+        if between.strip().startswith("=") or macro_line:
+            pos = close_paren + 1  # an initializer, or a macro line (`SEC("x")`) above a definition
             continue
         end = matching_brace(text, brace)
         if end is None:

@@ -225,3 +225,14 @@ def test_locating_hunks_in_a_large_file_is_bounded() -> None:
     loc = localize(diff, diff, lambda _path: big)
     assert time.process_time() - t0 < 10
     assert loc.candidate.functions == ["big.c:f"]
+
+
+def test_macro_lines_and_attributes_before_a_definition() -> None:
+    text = (
+        'SEC("cgroup/skb")\nint prog(struct __sk_buff *skb)\n{\n\treturn 1;\n}\n'  # 1-5
+        "void __attribute__((weak)) copy32(void *to)\n{\n\t*(int *)to = 0;\n}\n"  # 6-9
+        "static void give(struct m *m)\n__releases(m->lock)\n{\n\tspin_unlock(&m->lock);\n}\n"
+        "#ifdef A\nint twin(int x)\n#else\nint twin(long x)\n#endif\n{\n\treturn 0;\n}\n"
+    )
+    spans = [(s.name, s.first, s.last) for s in function_spans(text)]
+    assert spans == [("prog", 2, 5), ("copy32", 6, 9), ("give", 10, 14), ("twin", 16, 22)]
