@@ -10,14 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.errors import CliError
 from codegen_eval.registry import UnknownSuiteError, get_suite
 from codegen_eval.types import Task
 
 PLUGINS_ENV = "CODEGEN_EVAL_PLUGINS"
-
-
-class CliError(Exception):
-    """Bad input to the command line: shown as one line, exit code 1."""
 
 
 def load_plugins(extra: list[str]) -> list[str]:

@@ -28,10 +28,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from codegen_eval.errors import CodegenEvalError
+
 LOG_VERSION = 1
 
 
-class LogFormatError(ValueError):
+class LogFormatError(CodegenEvalError, ValueError):
     """A log line (other than a truncated last one) is not a JSON record."""
 
 

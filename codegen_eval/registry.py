@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.types import Task
 
 SuiteFactory = Callable[..., Task]
@@ -37,7 +38,7 @@ class SuiteInfo:
 _REGISTRY: dict[str, SuiteInfo] = {}
 
 
-class UnknownSuiteError(KeyError):
+class UnknownSuiteError(CodegenEvalError, KeyError):
     def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
         return str(self.args[0])
 

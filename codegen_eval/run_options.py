@@ -26,6 +26,8 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from codegen_eval.errors import CodegenEvalError
+
 __all__ = [
     "ADJUSTABLE",
     "HEADER_KEY",
@@ -217,7 +219,7 @@ RUN_LEVEL = {"model": "--model", "temperature": "--temperature", "max_tokens": "
              "seed": "--seed"}  # fmt: skip
 
 
-class SolverOptionError(ValueError):
+class SolverOptionError(CodegenEvalError, ValueError):
     """A --solver-opt the solver does not have, or a value of the wrong type."""
 
 

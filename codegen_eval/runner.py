@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.cache import ScoreCache, code_hash
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.log import (
     RunLog,
     failed_generation,
@@ -41,7 +42,7 @@ from codegen_eval.types import Candidate, FailureClass, Sample, Score, Solver, T
 MAX_EXPLANATION = 4000
 
 
-class RunAborted(RuntimeError):
+class RunAborted(CodegenEvalError, RuntimeError):
     """The run cannot go on (e.g. the model server is unreachable). The log keeps what was
     done; fix the cause and resume."""
 

@@ -15,6 +15,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.runner import RunConfig, select_samples
 from codegen_eval.types import Sample, Task
 
@@ -23,7 +24,7 @@ __all__ = ["SelectionError", "check_selection", "match_samples_file"]
 _SHOW = 5  # ids named in a message
 
 
-class SelectionError(ValueError):
+class SelectionError(CodegenEvalError, ValueError):
     """The options select no problem (or a samples file matches none)."""
 
 

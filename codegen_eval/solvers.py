@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from appl import GenResult, SystemMessage, gen, ppl
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.extract import extract_code
 from codegen_eval.prompts import answer_code, system_prompt
 from codegen_eval.readers._jsonl import jsonl_records
@@ -148,7 +149,7 @@ class ReferenceSolver:
         return [await self.solve_one(sample, i) for i in range(n)]
 
 
-class SamplesFileError(ValueError):
+class SamplesFileError(CodegenEvalError, ValueError):
     pass
 
 

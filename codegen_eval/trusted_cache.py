@@ -23,10 +23,12 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from codegen_eval.errors import CodegenEvalError
+
 __all__ = ["TrustedBuildError", "cache_root", "digest", "entry", "gcc_id", "run_checked"]
 
 
-class TrustedBuildError(RuntimeError):
+class TrustedBuildError(CodegenEvalError, RuntimeError):
     """Our own harness failed to build: a missing toolchain or a bug of ours, never the
     candidate's doing."""
 

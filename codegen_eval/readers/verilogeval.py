@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers._jsonl import jsonl_records
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer
@@ -77,7 +78,7 @@ class UnsupportedTestbench(ValueError):
     """The testbench lacks what the instrumentation needs (module tb, the Mismatches line)."""
 
 
-class VerilogEvalFormatError(ValueError):
+class VerilogEvalFormatError(CodegenEvalError, ValueError):
     """The path is not in the layout the mode expects; the message says what to use."""
 
 

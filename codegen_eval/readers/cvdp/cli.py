@@ -45,7 +45,7 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
 
 def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
     """The --cvdp task; bad input is a one-line CliError."""
-    from codegen_eval.cli_inputs import CliError
+    from codegen_eval.errors import CliError
 
     from . import CvdpFormatError, cvdp
     from .harness import HarnessSetupError

@@ -26,6 +26,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.trusted_cache import cache_root
 from sandboxes import ExecResult, Limits, Sandbox
 
@@ -86,7 +87,7 @@ VENV_ENV = "CODEGEN_CVDP_VENV"
 DEFAULT_VENV = "/opt/codegen-lab/cvdp-venv"
 
 
-class HarnessSetupError(RuntimeError):
+class HarnessSetupError(CodegenEvalError, RuntimeError):
     """The harness runtime (a venv with cocotb and pytest) is missing: our setup, not the
     candidate."""
 

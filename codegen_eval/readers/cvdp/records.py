@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers._jsonl import jsonl_records
 from codegen_eval.types import Sample
 
@@ -42,7 +43,7 @@ GUIDANCE = {
 COMMERCIAL_IMAGE = "__VERIF_EDA_IMAGE__"  # upstream's placeholder for the licensed EDA image
 
 
-class CvdpFormatError(ValueError):
+class CvdpFormatError(CodegenEvalError, ValueError):
     """The file is not CVDP JSONL; the message says what was found."""
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.ctext import matching_brace
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers.pareval.bodies import declared_functions, helpers_called
 from codegen_eval.types import Sample
 
@@ -89,7 +90,7 @@ MODELS: dict[str, ModelSpec] = {
 }  # fmt: skip
 
 
-class ParEvalFormatError(ValueError):
+class ParEvalFormatError(CodegenEvalError, ValueError):
     """A file of the checkout is not in the shape upstream's scripts expect."""
 
 

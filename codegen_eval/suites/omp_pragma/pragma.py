@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from codegen_eval.errors import CodegenEvalError
+
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+omp\b(?P<body>.*)$", re.IGNORECASE)
 # Words that may continue a combined/composite directive name after its first word.
 _COMBINABLE = frozenset(
@@ -34,7 +36,7 @@ _REDUCTION_OP_ALIASES = {"-": "+"}
 _SERIALIZING_IF = re.compile(r"^(?:parallel\s*:\s*)?(?:0+|false|0\s*[<>]=?\s*0)$", re.I)
 
 
-class PragmaSyntaxError(ValueError):
+class PragmaSyntaxError(CodegenEvalError, ValueError):
     pass
 
 

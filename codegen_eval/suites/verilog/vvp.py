@@ -23,6 +23,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from codegen_eval.errors import CodegenEvalError
+
 _LABEL_AT_COL0 = re.compile(r"[.$_a-zA-Z\\][.$_a-zA-Z\\0-9<>/]*")
 _TOKEN = re.compile(
     r'"(?:[^"\\\n]|\\.)*"'  # string
@@ -48,7 +50,7 @@ SYSFUNC_DIRECTIVES = (".sfunc",)  # .sfunc and .sfunc/e: a system function in a 
 _BUFFERS = frozenset({"BUF", "BUFZ", "BUFT"})
 
 
-class VvpSyntaxError(ValueError):
+class VvpSyntaxError(CodegenEvalError, ValueError):
     """The file does not read as vvp assembly (an unterminated statement or string)."""
 
 
