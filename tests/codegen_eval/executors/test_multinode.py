@@ -183,3 +183,21 @@ def test_two_clusters_on_one_machine_do_not_collide(three_nodes: str, tmp_path: 
     bad = slurm_local("up", "--nodes", "0", *other)
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "--nodes: a number from 1 to 64" in bad.stderr
+
+
+@pytest.mark.slow
+def test_pareval_mpi_configs_across_two_nodes(three_nodes: str, tmp_path: Path) -> None:
+    """ParEval's MPI model (the fixture checkout, trusted verdict) with --slurm-mpi-steps on
+    three nodes: every num_procs of 2 or more runs its ranks on two nodes; references pass."""
+    fixture = Path(__file__).parents[1] / "pareval_fixture"
+    cp = cli("run", "--pareval", str(fixture), "--pareval-models", "mpi", "--pareval-cores",
+             "4", "--solver", "reference", "--log", str(tmp_path / "run.jsonl"),
+             "--no-progress", "--executor", "slurm", "--slurm-mpi-steps")  # fmt: skip
+    assert cp.returncode == 0, cp.stderr
+    records = read_log(tmp_path / "run.jsonl").score_records
+    assert records and all(r["status"] == "pass" for r in records), records[:1]
+    for r in records:
+        spread = {k: v for k, v in r["metrics"].items() if k.startswith("nodes_granted@")}
+        assert spread.get("nodes_granted@num_procs=1") == 1.0, spread
+        assert spread["nodes_granted@num_procs=2"] == 2.0
+        assert spread["nodes_granted@num_procs=4"] == 2.0
