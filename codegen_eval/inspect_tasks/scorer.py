@@ -133,11 +133,26 @@ def verdict_scorer(
         async def score(state: TaskState, target: Target) -> InspectScore:
             sample = samples[str(state.sample_id)]
             cand = candidate_from_store(state, sample)
-            if cand is None:
+            if cand is None and state.store.get(CANDIDATE_KEY) is not None:
+                # a samples file with fewer candidates than epochs: not a result (the runner
+                # leaves such indices out too)
                 return InspectScore.unscored(
                     reason="no_candidate",
                     explanation="the samples file has no candidate for this epoch",
                     metadata={"status": "missing"},
+                )
+            if cand is None:
+                # the solver never finished: an Inspect limit (tokens, time, messages) ended
+                # the sample inside the model call. No answer within the limit is a failure.
+                return to_inspect_score(
+                    Score(
+                        0.0,
+                        "fail",
+                        "no_code",
+                        explanation="no candidate: the sample ended before the solver gave one "
+                        "(an Inspect limit)",
+                    ),
+                    "",
                 )
             if "generation_error" in cand.metadata:
                 return to_inspect_score(

@@ -41,7 +41,8 @@ def store_candidate(state: TaskState, cand: Candidate) -> None:
 
 
 def candidate_from_store(state: TaskState, sample: Sample) -> Candidate | None:
-    """The epoch's candidate, None when the solver had none (a short samples file)."""
+    """The epoch's candidate; None when the solver had none (a short samples file stores a
+    `missing` marker; nothing is stored when a limit ended the sample first)."""
     rec = state.store.get(CANDIDATE_KEY)
     if not isinstance(rec, dict) or (rec.get("metadata") or {}).get("missing"):
         return None

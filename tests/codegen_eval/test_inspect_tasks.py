@@ -262,3 +262,23 @@ def test_speedups_and_a_gpu_skip_through_inspect(tmp_path: Path) -> None:
     metrics = {k: m.value for sc in log.results.scores for k, m in sc.metrics.items()}
     assert metrics["accuracy"] == 1.0  # the skipped one is not a failure
     assert metrics["speedup@1"] > 0 and metrics["efficiency@1"] > 0
+
+
+def test_an_inspect_token_limit_ends_a_repair_chain_as_a_failure(tmp_path: Path) -> None:
+    """--token-limit reaches the appl program: the second call of the chain is refused by
+    Inspect, the sample records the limit, and no answer within it is a failure."""
+    calls: list[tuple[int, float | None, int | None]] = []
+    (log,) = inspect_eval(
+        verilog(solver="repair", filter=GATES, rounds=3),
+        model=_scripted(calls),
+        token_limit=150,  # one call costs 120
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    (sample,) = log.samples or []
+    assert sample.limit is not None and sample.limit.type == "token"
+    score = sample.scores[SCORER_NAME]
+    assert (score.value, score.metadata["status"], score.metadata["failure_class"]) == (
+        "I", "fail", "no_code",
+    )  # fmt: skip
+    assert len(calls) == 2  # the draft, then the repair request the limit stopped
