@@ -189,8 +189,8 @@ cat > "$f" || exit {_DENIED}
 
 class SampleSandboxEnvironment(SandboxEnvironment):
     """One sample's sandbox over one of our backends (see the module docstring); the
-    backend comes from `_backend`. Registered subclasses: `bwrap` here, `codegen-docker`
-    in sandboxes/inspect_docker.py."""
+    backend comes from `_backend` (registered: `bwrap`, below; our docker backend would be
+    a second subclass, see docs/inspect.md)."""
 
     NAME = ""  # the name Inspect knows it by
 
