@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SUITES = {"verilog": "verilog", "omp-pragma": "omp_pragma"}
+INSPECT_ARGS: list[str] = []  # --inspect-arg: more options of `inspect eval`
 
 
 def write_samples(suite: str, repeats: int, path: Path, first_only: bool = False) -> int:
@@ -98,6 +99,7 @@ def inspect(
            "--model", "mockllm/model", "--log-dir", str(logs), "--display", "none"]  # fmt: skip
     if tag.endswith("one"):
         cmd += ["-T", "limit=1"]
+    cmd += INSPECT_ARGS
     wall, cpu, _ = timed(cmd, work)
     (path,) = logs.glob("*.eval")
     log = read_eval_log(str(path))
@@ -162,7 +164,14 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
     ap.add_argument("--suite", action="append", choices=sorted(SUITES), help="default: both")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="scorings at once")
+    ap.add_argument(
+        "--inspect-arg",
+        action="append",
+        default=[],
+        help="an option for `inspect eval`, repeatable, e.g. --inspect-arg=--no-log-realtime",
+    )
     args = ap.parse_args()
+    INSPECT_ARGS.extend(args.inspect_arg)
     suites = args.suite or list(SUITES)
     with tempfile.TemporaryDirectory(prefix="inspect-overhead-") as tmp:
         work = Path(tmp)
