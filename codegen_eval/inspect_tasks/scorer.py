@@ -15,7 +15,6 @@ explanation; `codegen_eval.inspect_logs` reads them back into run-log records.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -182,15 +181,10 @@ def verdict_scorer(
     return make()
 
 
-def is_unscored(score: InspectScore) -> bool:
-    return isinstance(score.value, float) and math.isnan(score.value)
-
-
 __all__ = [
     "CANDIDATE_KEY",
     "SCORER_NAME",
     "codegen_metrics",
-    "is_unscored",
     "to_inspect_score",
     "verdict_scorer",
 ]
