@@ -6,4 +6,5 @@ Inspect imports it to find what this package registers: importing a module runs 
 """
 
 from codegen_eval.inspect_tasks import *  # noqa: F403  (tasks codegen_eval/verilog, ...)
+from sandboxes.inspect_docker import CodegenDockerSandboxEnvironment  # noqa: F401
 from sandboxes.inspect_sandbox import BwrapSandboxEnvironment  # noqa: F401  (sandbox "bwrap")

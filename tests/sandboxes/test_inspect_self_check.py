@@ -20,8 +20,8 @@ from sandboxes.inspect_sandbox import BwrapConfig, BwrapSandboxEnvironment
 
 EXEMPT = {
     "test_exec_as_user": (
-        "runs `adduser` and `whoami` as root: the bwrap sandbox runs every command as one "
-        "unprivileged uid and refuses user='root' (SandboxUserUnsupportedError)"
+        "runs `adduser` and `whoami` as root: our sandboxes run every command as one "
+        "unprivileged uid and refuse user='root' (SandboxUserUnsupportedError)"
     ),
 }
 
