@@ -250,6 +250,7 @@ def test_the_entry_point_registers_bwrap() -> None:
     assert ep.value == "codegen_eval.inspect_registry"
     assert ep.load().BwrapSandboxEnvironment is BwrapSandboxEnvironment
     assert registry_find_sandboxenv("bwrap") is BwrapSandboxEnvironment
+    assert registry_find_sandboxenv("codegen-docker").__module__ == "sandboxes.inspect_docker"
 
 
 @pytest.fixture
