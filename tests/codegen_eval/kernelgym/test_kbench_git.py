@@ -172,6 +172,10 @@ async def test_kbench_record_on_a_linux_git_checkout(capsys: pytest.CaptureFixtu
     fixed = await scorer.score(bug, bug.developer_patch)
     times["fix build"], times["fix run"] = fixed.build_s, fixed.run_s
     assert fixed.outcome is Outcome.RESOLVED, fixed.detail + fixed.console_excerpt[-3000:]
+    # Plausible and the developer's fix: its function read from the commit (git show).
+    assert fixed.plausible and fixed.matches_fix is True and fixed.localization is not None
+    assert fixed.localization["method"] == "source"
+    assert fixed.localization["functions"]["fix"] == ["kernel/groups.c:sys_setgroups"]
 
     garbage = (
         "--- a/kernel/groups.c\n+++ b/kernel/groups.c\n@@ -1,3 +1,3 @@\n"
