@@ -190,3 +190,25 @@ def write(root: Path, parts: list[str], who: Who, shown: str, data: bytes) -> No
             os.close(fd)
     finally:
         os.close(dfd)
+
+
+def dir_state(root: Path, parts: list[str]) -> bool | None:
+    """Whether root/parts is a directory, walking without following symlinks: True, False
+    (missing or not a directory), or None when a symlink is on the way (undecided here)."""
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for name in parts:
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            if stat.S_ISLNK(st.st_mode):
+                return None
+            if not stat.S_ISDIR(st.st_mode):
+                return False
+            nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        return True
+    finally:
+        os.close(fd)

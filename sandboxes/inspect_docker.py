@@ -13,13 +13,15 @@ directory `/sandbox` and `/tmp`, bind-mounted into each container. The image's u
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.util import sandboxenv
 
+from . import _inspect_files as files
 from .docker_backend import WORKDIR, DockerSandbox
 from .inspect_sandbox import _CWD, TMP, SampleSandboxEnvironment
-from .types import ExecResult, SandboxError
+from .types import ExecResult, ExecStatus, SandboxError
 
 
 class _CwdDocker(DockerSandbox):
@@ -30,6 +32,14 @@ class _CwdDocker(DockerSandbox):
         super().__init__(**options)
         self._tmp_dir = tmp_dir
 
+    def _missing_cwd(self, cwd: str) -> bool:
+        """A cwd in the sample's directories that is not there. Docker would create it, as
+        root, inside our run directory; bwrap fails the exec instead, and so do we."""
+        parts = [p for p in cwd.split("/") if p]
+        roots = {WORKDIR: self.run_dir, TMP: Path(self._tmp_dir)}
+        root = roots.get("/" + parts[0]) if parts else None
+        return root is not None and files.dir_state(root, parts[1:]) is False
+
     def _run(self, kwargs: dict[str, Any], *args: Any, **kw: Any) -> ExecResult:
         # _exec_blocking runs in a thread of asyncio.to_thread, which carries the context
         if "tmpfs" not in kwargs or "volumes" not in kwargs or "working_dir" not in kwargs:
@@ -37,7 +47,20 @@ class _CwdDocker(DockerSandbox):
         kwargs = dict(kwargs)
         kwargs["tmpfs"] = {k: v for k, v in kwargs["tmpfs"].items() if k != TMP}
         kwargs["volumes"] = {**kwargs["volumes"], self._tmp_dir: {"bind": TMP, "mode": "rw"}}
-        kwargs["working_dir"] = _CWD.get() or WORKDIR
+        kwargs["working_dir"] = cwd = _CWD.get() or WORKDIR
+        if self._missing_cwd(cwd):
+            return ExecResult(
+                status=ExecStatus.NONZERO_EXIT,
+                exit_code=1,
+                signal=None,
+                stdout="",
+                stderr=f"codegen-docker: can't chdir to {cwd}: No such directory\n",
+                truncated=False,
+                wall_s=0.0,
+                cpu_s=None,
+                peak_memory_mb=None,
+                backend=self.backend,
+            )
         if kwargs.get("stdin_open"):
             # docker-py sets StdinOnce (the container's stdin closes when we half-close the
             # attach socket) only for detach=False; with detach=True `cat` never saw EOF and

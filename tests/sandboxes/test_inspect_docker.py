@@ -50,3 +50,19 @@ async def test_codegen_docker_timeout_kills_the_tree_on_the_host(
     assert processes_with(m) == []
     res = await sandbox_env.exec(["id", "-u"])
     assert res.stdout.strip() not in ("", "0")
+
+
+async def test_codegen_docker_missing_cwd_is_a_failed_result(
+    sandbox_env: CodegenDockerSandboxEnvironment,
+) -> None:
+    # docker creates a missing working directory, as root, inside our run directory;
+    # like bwrap, a missing cwd is a failed result and nothing is created
+    for cwd in ("missing", "/tmp/missing", "/sandbox/a/b"):
+        res = await sandbox_env.exec(["pwd"], cwd=cwd)
+        assert not res.success and "chdir" in res.stderr, (cwd, res)
+    assert (await sandbox_env.exec(["ls", "-A", "/sandbox", "/tmp"])).stdout.split() == [
+        "/sandbox:",
+        "/tmp:",
+    ]
+    await sandbox_env.exec(["mkdir", "-p", "sub/dir"])
+    assert (await sandbox_env.exec(["pwd"], cwd="sub/dir")).stdout == "/sandbox/sub/dir\n"
