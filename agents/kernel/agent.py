@@ -562,7 +562,10 @@ class KernelAgent:
                 force_next = True  # the next call edits again; no step was spent
                 continue
             since_step = 0
-            step = await self.env.astep(patch)
+            step = await self.env.astep(patch)  # what the model's feedback may draw on
+            # The harness's report (not the model) reads the step's localization against the
+            # developer's fix from the gym's own record: astep leaves it out.
+            judged = self.env.steps[-1]
             rec = StepRecord(
                 len(result.steps) + 1,
                 str(step.outcome),
@@ -572,8 +575,8 @@ class KernelAgent:
                 _trim(step.detail, 2000),
                 round(step.build_s, 2),
                 round(step.run_s, 2),
-                step.matches_fix,
-                step.localization,
+                judged.matches_fix,
+                judged.localization,
             )
             result.steps.append(rec)
             result.final_patch = patch
@@ -582,8 +585,8 @@ class KernelAgent:
                 f"  step {rec.step}: {rec.outcome}" + (f" ({rec.title})" if rec.title else "")
             )
             if step.outcome == Outcome.RESOLVED:
-                result.resolved, result.matches_fix = True, step.matches_fix
-                if step.matches_fix is not None:
-                    self.progress(f"    plausible; {fix_match_text(step.matches_fix)}")
+                result.resolved, result.matches_fix = True, judged.matches_fix
+                if judged.matches_fix is not None:
+                    self.progress(f"    plausible; {fix_match_text(judged.matches_fix)}")
                 return
             messages.append(Message("user", feedback(step, patch, obs)))

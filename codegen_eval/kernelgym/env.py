@@ -12,6 +12,7 @@ Every reset and step is appended to the JSONL log as it happens (one object per 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import subprocess
@@ -226,6 +227,10 @@ class KernelGym:
         return obs
 
     async def astep(self, patch_text: str) -> StepResult:
+        """Score one patch. The result handed back is what an agent may see: the
+        localization against the developer's fix (its files and functions, and whether the
+        patch covers them) is left out, since it would show the agent where the fix is. The
+        full result is kept in `steps` and the log, for the harness's own report."""
         if self.bug is None:
             raise RuntimeError("call reset(bug_id) before step()")
         if not patch_text.strip():
@@ -236,7 +241,7 @@ class KernelGym:
         self._log(
             "step", bug=self.bug.id, n=len(self.steps), patch=patch_text, result=result.to_dict()
         )
-        return result
+        return dataclasses.replace(result, matches_fix=None, localization=None)
 
     async def acheck_build(self, patch_text: str) -> StepResult | None:
         """Compiler feedback without spending a step: None when `patch_text` applies and

@@ -200,3 +200,7 @@ async def test_a_plausible_patch_in_the_callee_is_reported_as_not_the_fix(
     assert result_table([row]).caption.startswith(
         "resolved (plausible) 1/1, matching the developer fix 0/1"
     )
+    # What the agent is handed never says where the developer's fix is; the gym keeps it.
+    step = await env.astep(SPARE_ENTRY)
+    assert step.localization is None and step.matches_fix is None
+    assert env.steps[-1].localization is not None and env.steps[-1].matches_fix is False
