@@ -239,7 +239,11 @@ class DockerSandbox(Sandbox):
             "ulimits": ulimits,
             "volumes": self._volumes(),
             "stdin_open": stdin is not None,
-            "detach": True,
+            # docker-py sets StdinOnce (the container's stdin closes when we half-close the
+            # attach socket) only for detach=False: with True, a program reading its input to
+            # the end (`cat`) never saw EOF and ran to its wall limit. create() attaches
+            # nothing itself either way.
+            "detach": stdin is None,
         }
         if cg is not None:
             kwargs["cgroup_parent"] = f"/{PARENT}/{cg.name}"

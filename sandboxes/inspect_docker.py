@@ -61,11 +61,6 @@ class _CwdDocker(DockerSandbox):
                 peak_memory_mb=None,
                 backend=self.backend,
             )
-        if kwargs.get("stdin_open"):
-            # docker-py sets StdinOnce (the container's stdin closes when we half-close the
-            # attach socket) only for detach=False; with detach=True `cat` never saw EOF and
-            # every exec with input ran to its wall limit. create() attaches nothing itself.
-            kwargs["detach"] = False
         return super()._run(kwargs, *args, **kw)
 
 

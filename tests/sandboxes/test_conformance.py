@@ -261,6 +261,13 @@ async def test_openmp_two_threads(any_sb: Sandbox) -> None:
     assert r.ok and r.stdout.strip() == "threads=2"
 
 
+async def test_a_program_reading_its_input_to_the_end_sees_eof(any_sb: Sandbox) -> None:
+    # docker's containers never saw EOF on stdin (created detached), so `cat` ran to its
+    # wall limit and came out wall_timeout with the right output.
+    r = await any_sb.exec(["cat"], stdin="hello\n" * 1000, limits=Limits(wall_s=20))
+    assert r.ok and r.stdout == "hello\n" * 1000
+
+
 async def test_mpi_np2_np4(any_sb: Sandbox) -> None:
     rec = toolchains.get("mpi")
     b = await rec.compile(any_sb, {"allreduce.c": MPI}, output="allreduce")
