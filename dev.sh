@@ -17,6 +17,8 @@ case "$cmd" in
     .venv/bin/ruff check . || { echo "dev.sh test: ruff check failed (ruff check --fix .)" >&2; exit 1; }
     .venv/bin/ruff format --check . >/dev/null \
       || { echo "dev.sh test: files need formatting (ruff format .)" >&2; exit 1; }
+    # strict types on appl and sandboxes ([tool.mypy] in pyproject.toml)
+    .venv/bin/python -m mypy || { echo "dev.sh test: mypy found type errors" >&2; exit 1; }
     set +e
     .venv/bin/python -m pytest -q -ra "$@"
     rc=$?

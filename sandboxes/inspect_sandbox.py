@@ -84,13 +84,13 @@ class BwrapConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    memory_mb: int = Field(2048, ge=16)  # per exec, the whole tree (cgroup)
-    pids: int = Field(256, ge=8)
-    cpus: float | None = Field(None, gt=0)  # CPU quota in cores; None: unlimited
-    file_mb: int = Field(1024, ge=1)  # the largest file a program may write
-    default_timeout_s: int = Field(3600, ge=1)  # wall limit of an exec without `timeout`
-    run_dir_mb: int = Field(1024, ge=0)  # the working directory's tmpfs (0: on disk)
-    tmp_mb: int = Field(512, ge=0)  # /tmp's tmpfs (0: on disk)
+    memory_mb: int = Field(default=2048, ge=16)  # per exec, the whole tree (cgroup)
+    pids: int = Field(default=256, ge=8)
+    cpus: float | None = Field(default=None, gt=0)  # CPU quota in cores; None: unlimited
+    file_mb: int = Field(default=1024, ge=1)  # the largest file a program may write
+    default_timeout_s: int = Field(default=3600, ge=1)  # wall limit of an exec without `timeout`
+    run_dir_mb: int = Field(default=1024, ge=0)  # the working directory's tmpfs (0: on disk)
+    tmp_mb: int = Field(default=512, ge=0)  # /tmp's tmpfs (0: on disk)
     # trusted host directories the programs see read-only at the same path
     extra_ro_binds: tuple[str, ...] = ()
 
