@@ -16,11 +16,24 @@ clauses still work. The classes live beside the code that raises them and are li
     │   ├── LogFormatError          log             a log line that is not a record
     │   ├── PragmaSyntaxError       suites/omp_pragma/pragma
     │   ├── VvpSyntaxError          suites/verilog/vvp
+    │   ├── ResumeConflict          run_options     --resume with other options
+    │   ├── Forbidden, ScreenSyntaxError  suites/_ctokens  a screened answer refused
+    │   ├── UnsupportedTestbench    readers/verilogeval, readers/rtllm
+    │   ├── ReportError             readers/cvdp    a JUnit report that does not read
     │   └── <Reader>FormatError     readers/*       a file not in upstream's layout
-    │       (ParEval, VerilogEval, CVDP, RTLLM, MPIrigen)
+    │       (HumanEval, ParEval, VerilogEval, CVDP, RTLLM, MPIrigen)
+    ├── TaskOptionError             inspect_tasks   a bad -T option (also Inspect's
+    │                                               PrerequisiteError: one line)
+    ├── ToolchainMissing            suites/verilog  (also FileNotFoundError)
     └── a step of ours failed (also RuntimeError)
         ├── TrustedBuildError       trusted_cache   our own harness did not build
-        └── HarnessSetupError       readers/cvdp    the cocotb runtime is missing
+        ├── HarnessSetupError       readers/cvdp    the cocotb runtime is missing
+        ├── SlurmError, SlurmUnavailable  executors/slurm_client
+        ├── SlurmStepError          kernelgym/distributed
+        └── BugSetupError, UnsupportedBug  kernelgym/kbench  a bug that cannot run here
+
+tests/codegen_eval/test_errors.py checks that every public exception class of the package
+is in the tree.
 
 Not in the tree on purpose: the HumanEval checker's `ProtocolError` and `CandidateError`
 (readers/humaneval/rpc_*.py) run standalone inside the sandbox and import nothing of ours.

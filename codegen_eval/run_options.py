@@ -78,7 +78,7 @@ PATH_OPTIONS = frozenset(
 )
 
 
-class ResumeConflict(ValueError):
+class ResumeConflict(CodegenEvalError, ValueError):
     """--resume with an option that contradicts the log."""
 
 

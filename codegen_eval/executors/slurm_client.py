@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from codegen_eval.errors import CodegenEvalError
+
 __all__ = [
     "FAILED_STATES",
     "JobState",
@@ -49,7 +51,7 @@ CALL_TIMEOUT_S = 20.0
 SUBMIT_TIMEOUT_S = CALL_TIMEOUT_S
 
 
-class SlurmError(RuntimeError):
+class SlurmError(CodegenEvalError, RuntimeError):
     """A Slurm command failed or did not answer in time."""
 
 

@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 from inspect_ai._util.error import PrerequisiteError
 
+from codegen_eval.errors import CodegenEvalError
+
 SOLVERS = ("generate", "repair", "reference", "file")
 BACKENDS = ("bwrap", "docker")
 COMMON = (
@@ -35,7 +37,7 @@ DEFAULT_TEMPERATURE = 0.8  # codegen-eval run's defaults, so both send the same 
 DEFAULT_MAX_TOKENS = 1024
 
 
-class TaskOptionError(PrerequisiteError):
+class TaskOptionError(CodegenEvalError, PrerequisiteError):
     """A task option Inspect's CLI reports in one line."""
 
     def __init__(self, message: str) -> None:

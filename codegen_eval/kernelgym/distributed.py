@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from codegen_eval.cache import code_hash
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions
 from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
@@ -200,7 +201,7 @@ async def bench_on_slurm(
     return rows
 
 
-class SlurmStepError(RuntimeError):
+class SlurmStepError(CodegenEvalError, RuntimeError):
     """The cluster, not the patch, failed a step (its jobs kept being killed, or the bug cannot
     run there): the agent's episode for this bug ends with an error, never with a verdict."""
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.kernelgym.records import BugRecord
 
 SUPPORTED_ARCHES = ("amd64", "x86_64", "")  # the gym boots x86-64 QEMU only
@@ -22,7 +23,7 @@ SUPPORTED_ARCHES = ("amd64", "x86_64", "")  # the gym boots x86-64 QEMU only
 _SYZ_LINE = re.compile(r"^(r\d+ = )?[a-z_0-9]+(\$\w+)?\(", re.M)
 
 
-class BugSetupError(RuntimeError):
+class BugSetupError(CodegenEvalError, RuntimeError):
     """The bug cannot be scored as given (an input or the Linux checkout is missing)."""
 
 

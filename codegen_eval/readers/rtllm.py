@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers.verilogeval import measure_exclusions, run_sync
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer, forbidden_constructs, harness_spec
@@ -62,11 +63,11 @@ TB_LINE_OFFSET = 1  # the instrumented testbench's line N is testbench.v's line 
 _TB_LINE = re.compile(r"\btb\.sv:(\d+)")
 
 
-class RtllmFormatError(ValueError):
+class RtllmFormatError(CodegenEvalError, ValueError):
     """The path is not an RTLLM checkout (or design directory); the message says why."""
 
 
-class UnsupportedTestbench(ValueError):
+class UnsupportedTestbench(CodegenEvalError, ValueError):
     """The testbench lacks what the instrumentation needs (one live pass message)."""
 
 

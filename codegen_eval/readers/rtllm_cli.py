@@ -28,7 +28,7 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
 
 def rtllm_tasks(args: argparse.Namespace) -> list[Task]:
     """The --rtllm task; bad input is a one-line CliError."""
-    from codegen_eval.cli_inputs import CliError
+    from codegen_eval.errors import CliError
 
     from .rtllm import RtllmFormatError, rtllm
 

@@ -74,7 +74,7 @@ _TIMEOUT_DISPLAY = re.compile(r'\$display\(\s*"TIMEOUT"\s*\)\s*;')
 _NONCE, _TIMEOUT_FLAG = "cge_nonce", "cge_timeout"
 
 
-class UnsupportedTestbench(ValueError):
+class UnsupportedTestbench(CodegenEvalError, ValueError):
     """The testbench lacks what the instrumentation needs (module tb, the Mismatches line)."""
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.types import FailureClass
 
 __all__ = [
@@ -21,7 +22,7 @@ __all__ = [
 ]
 
 
-class Forbidden(ValueError):
+class Forbidden(CodegenEvalError, ValueError):
     """A construct the suite does not accept; `failure_class` is forbidden_construct:<what>."""
 
     def __init__(self, what: str, why: str) -> None:
@@ -34,7 +35,7 @@ class Forbidden(ValueError):
         return FailureClass.with_detail(FailureClass.FORBIDDEN_CONSTRUCT, self.what)
 
 
-class ScreenSyntaxError(ValueError):
+class ScreenSyntaxError(CodegenEvalError, ValueError):
     """Text that is not in the accepted grammar but tries nothing forbidden (a typo, an
     unbalanced parenthesis): reported as compile_error:syntax."""
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from codegen_eval.errors import CodegenEvalError
+
 _BAD = ("failure", "error", "skipped")
 
 
@@ -21,7 +23,7 @@ class Report:
         return self.total > 0 and self.passed == self.total
 
 
-class ReportError(ValueError):
+class ReportError(CodegenEvalError, ValueError):
     """Not a JUnit report (missing, unparsable, no <testsuite>)."""
 
 

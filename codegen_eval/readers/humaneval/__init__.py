@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers._jsonl import jsonl_records
 from codegen_eval.readers.humaneval.scorer import HumanEvalScorer, assemble, candidate_program
 from codegen_eval.types import Sample, Task
@@ -32,7 +33,7 @@ __all__ = [
 _PREFIX_LANG = {"cpp": "cpp", "c++": "cpp", "c": "c", "python": "python", "humaneval": "python"}
 
 
-class HumanEvalFormatError(ValueError):
+class HumanEvalFormatError(CodegenEvalError, ValueError):
     pass
 
 

@@ -18,7 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from codegen_eval.cli_inputs import CliError
+from codegen_eval.errors import CliError
 from codegen_eval.types import Task
 
 COMMANDS = ("mpirigen-table", "mpirigen-survey")

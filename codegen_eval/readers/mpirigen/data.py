@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from codegen_eval.errors import CodegenEvalError
+
 SETS = ("test", "gpt")
 TEST_DIR = Path("data/test/test")
 GPT_FILE = Path("data/HPCorpusMPI_gpt.jsonl")
@@ -36,7 +38,7 @@ _NUMBER = re.compile(r"^\d+: ?", re.MULTILINE)
 _MPI_STATEMENT = re.compile(r"MPI_\w*\s*\(.*?\)\s*;", re.DOTALL)
 
 
-class MpirigenFormatError(ValueError):
+class MpirigenFormatError(CodegenEvalError, ValueError):
     """The checkout does not hold the files or fields this reader needs."""
 
 

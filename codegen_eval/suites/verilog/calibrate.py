@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.errors import CodegenEvalError
 from sandboxes import open_sandbox
 from sandboxes.toolchains.recipes import tool_version
 
@@ -82,7 +83,7 @@ def cache_dir() -> Path:
     return Path(base) / "codegen-lab" / "verilog-calibration"
 
 
-class ToolchainMissing(FileNotFoundError):
+class ToolchainMissing(CodegenEvalError, FileNotFoundError):
     """iverilog or vvp is not installed: nothing can be judged (not the candidate's fault)."""
 
 
