@@ -24,11 +24,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from codegen_eval.kernelgym import Outcome, RunConfig, Scorer, bundled_bugs
+from codegen_eval.kernelgym import Outcome, PatchScorer, ReproConfig, bundled_bugs
 
 
 async def measure(tier: int, runs: int, repeat: int, accel: str) -> list[dict[str, Any]]:
-    scorer = Scorer(RunConfig(runs=runs, accel=accel), use_cache=False)
+    scorer = PatchScorer(ReproConfig(runs=runs, accel=accel), use_cache=False)
     if tier == 1:
         t0 = time.monotonic()
         built = await asyncio.to_thread(scorer.tree.ensure_built)

@@ -30,13 +30,13 @@ from codegen_eval.kernelgym.buildrun import (
     seal_source,
 )
 from codegen_eval.kernelgym.records import bundled_bug
-from codegen_eval.kernelgym.scoring import Scorer
+from codegen_eval.kernelgym.scoring import PatchScorer
 
 
 def tree_copy(bug_id: str, repeat: int) -> None:
     """The scratch copy per candidate, against one candidate build (uncached) of the tree."""
     bug = bundled_bug(bug_id)
-    scorer = Scorer()
+    scorer = PatchScorer()
     tree = scorer.tree
     if not tree.is_built():
         print(f"{bug_id}: the tree is not built yet (run its tier-1 test first); skipped")
@@ -61,7 +61,7 @@ def source_copy(bug_id: str, repeat: int) -> None:
     """A candidate's private source tree: copy, apply the bug's patches in the sandbox,
     seal; removal happens in the background (not timed: it is off the candidate's path)."""
     bug = bundled_bug(bug_id)
-    scorer = Scorer()
+    scorer = PatchScorer()
     tree = scorer.tree
     _ensure_source(tree.tarball, tree.source)
     entries = sum(1 for _ in tree.source.rglob("*"))

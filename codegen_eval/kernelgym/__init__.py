@@ -25,8 +25,8 @@ from codegen_eval.kernelgym.records import (
     load_record,
     load_records,
 )
-from codegen_eval.kernelgym.runner import RunConfig, RunResult, run_reproducer
-from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
+from codegen_eval.kernelgym.runner import ReproConfig, ReproResult, run_reproducer
+from codegen_eval.kernelgym.scoring import Outcome, PatchScorer, StepResult
 
 __all__ = [
     "BugRecord",
@@ -42,9 +42,9 @@ __all__ = [
     "ModuleBuilder",
     "Observation",
     "Outcome",
-    "RunConfig",
-    "RunResult",
-    "Scorer",
+    "PatchScorer",
+    "ReproConfig",
+    "ReproResult",
     "SourceView",
     "StepResult",
     "UnsupportedBug",

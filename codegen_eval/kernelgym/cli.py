@@ -20,8 +20,8 @@ from rich.table import Table
 from appl import __version__
 from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
-from codegen_eval.kernelgym.runner import RunConfig
-from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, bench_row
+from codegen_eval.kernelgym.runner import ReproConfig
+from codegen_eval.kernelgym.scoring import Outcome, PatchScorer, StepResult, bench_row
 
 # Not a terminal (a pipe, a file): rich would cut tables at 80 columns, where bug ids such
 # as t0-hung-task and t0-null-deref could no longer be told apart.
@@ -67,8 +67,8 @@ def _unknown_bug(bug_id: str, bugs: list[BugRecord]) -> NoReturn:
     raise SystemExit(2)
 
 
-def _scorer(args: argparse.Namespace) -> Scorer:
-    return Scorer(RunConfig(runs=args.runs, accel=args.accel), linux_tree=args.linux_tree)
+def _scorer(args: argparse.Namespace) -> PatchScorer:
+    return PatchScorer(ReproConfig(runs=args.runs, accel=args.accel), linux_tree=args.linux_tree)
 
 
 def _show(step: StepResult, verbose: bool = True) -> None:
@@ -160,7 +160,7 @@ def cmd_try(args: argparse.Namespace) -> int:
 
 async def bench(
     bugs: list[BugRecord],
-    scorer: Scorer,
+    scorer: PatchScorer,
     patches: str = "developer",
     candidates: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:

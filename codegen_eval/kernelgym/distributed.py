@@ -7,7 +7,7 @@ No second scheduler: the pairs become a codegen_eval Task (one Sample per bug, t
 the Candidate's code) and go through the same SlurmExecutor as `codegen-eval run --executor
 slurm` (batching, streamed result files, retries of jobs the cluster killed, infra_error with
 the Slurm state). On the compute node the worker rebuilds the gym from GymOptions and runs the
-gym's own Scorer; the StepResult comes back whole, as JSON in the Score's explanation.
+gym's own PatchScorer; the StepResult comes back whole, as JSON in the Score's explanation.
 
 Build cache: `cache_root()` ($KERNELGYM_CACHE, else ~/.cache/codegen-lab/kernelgym, for
 root /var/cache/codegen-lab/kernelgym, on each node). By default every node builds into its
@@ -36,8 +36,8 @@ from codegen_eval.errors import CodegenEvalError
 from codegen_eval.executors.slurm import SlurmExecutor, SlurmOptions
 from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
-from codegen_eval.kernelgym.runner import RunConfig
-from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, bench_row
+from codegen_eval.kernelgym.runner import ReproConfig
+from codegen_eval.kernelgym.scoring import Outcome, PatchScorer, StepResult, bench_row
 from codegen_eval.types import Candidate, Sample, Score, Task
 
 __all__ = [
@@ -76,11 +76,11 @@ def _load(opts: GymOptions) -> list[BugRecord]:
 
 
 class _GymScorer:
-    """The gym's Scorer behind codegen_eval's Scorer protocol: a StepResult as a Score."""
+    """The gym's PatchScorer behind codegen_eval's Scorer protocol: a StepResult as a Score."""
 
     def __init__(self, opts: GymOptions, bugs: dict[str, BugRecord]) -> None:
-        self.scorer = Scorer(
-            RunConfig(runs=opts.runs, accel=opts.accel), linux_tree=opts.linux_tree
+        self.scorer = PatchScorer(
+            ReproConfig(runs=opts.runs, accel=opts.accel), linux_tree=opts.linux_tree
         )
         self.bugs = bugs
 
@@ -217,7 +217,7 @@ class SlurmStepScorer:
         self.jobs: list[dict[str, Any]] = []  # the executor info of each step's job, in order
 
     async def score(self, bug: BugRecord, patch: str = "") -> StepResult:
-        # The node's Scorer runs the unpatched baseline itself before it calls a clean
+        # The node's PatchScorer runs the unpatched baseline itself before it calls a clean
         # candidate resolved (baseline_not_reproduced), so the verdict is the gym's own.
         [(step, info)] = await score_patches_on_slurm(
             [(bug, patch)], gym=self.gym, slurm=self.slurm

@@ -25,8 +25,8 @@ from typing import Any, Protocol
 from codegen_eval.ctext import matching_brace
 from codegen_eval.kernelgym.builders import touched_files
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs
-from codegen_eval.kernelgym.runner import RunConfig
-from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult
+from codegen_eval.kernelgym.runner import ReproConfig
+from codegen_eval.kernelgym.scoring import Outcome, PatchScorer, StepResult
 
 
 class SourceView:
@@ -125,7 +125,7 @@ class Observation:
 
 
 class StepScorer(Protocol):
-    """What KernelGym needs to judge: the local `Scorer` has it, and so does
+    """What KernelGym needs to judge: the local `PatchScorer` has it, and so does
     `distributed.SlurmStepScorer`."""
 
     async def score(self, bug: BugRecord, patch: str = "") -> StepResult: ...
@@ -147,10 +147,10 @@ class KernelGym:
     ) -> None:
         self.bugs = {b.id: b for b in (bugs if bugs is not None else bundled_bugs())}
         # linux_tree: the user's Linux git checkout, needed by kBench records only.
-        self.scorer = Scorer(RunConfig(runs=runs, accel=accel), linux_tree=linux_tree)
-        # What builds, boots and judges (baselines and steps): the local Scorer, or another
+        self.scorer = PatchScorer(ReproConfig(runs=runs, accel=accel), linux_tree=linux_tree)
+        # What builds, boots and judges (baselines and steps): the local PatchScorer, or another
         # with its interface (distributed.SlurmStepScorer: every step a Slurm job). Source
-        # views always come from the local Scorer's trees.
+        # views always come from the local PatchScorer's trees.
         self.judge: StepScorer = step_scorer or self.scorer
         self.check_baseline = check_baseline
         self.log_path = Path(log_path) if log_path else None

@@ -133,5 +133,5 @@ def missing_tree_error(bug: BugRecord) -> BugSetupError:
     return BugSetupError(
         f"bug {bug.id} is a kBench record: its kernel is built from a Linux git checkout at "
         f"commit {commit[:12]}; pass `--linux-tree PATH` (API: "
-        "`KernelGym(linux_tree=PATH)` / `Scorer(linux_tree=PATH)`)"
+        "`KernelGym(linux_tree=PATH)` / `PatchScorer(linux_tree=PATH)`)"
     )

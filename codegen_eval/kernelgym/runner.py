@@ -38,7 +38,7 @@ DETECTOR_CMDLINE = (
 
 
 @dataclass(slots=True)
-class RunConfig:
+class ReproConfig:
     runs: int = 3  # reproducer executions per boot (K)
     repro_timeout_s: float = 20.0
     accel: str = "auto"
@@ -50,7 +50,7 @@ class RunConfig:
 
 
 @dataclass(slots=True)
-class RunResult:
+class ReproResult:
     vm: VMResult
     crashes: list[CrashReport] = field(default_factory=list)
     booted: bool = False
@@ -153,11 +153,11 @@ async def run_reproducer(
     kernel: Path,
     repro: Path,
     module: Path | None = None,
-    config: RunConfig | None = None,
+    config: ReproConfig | None = None,
     *,
     log_path: Path | None = None,
-) -> RunResult:
-    cfg = config or RunConfig()
+) -> ReproResult:
+    cfg = config or ReproConfig()
     nonce = secrets.token_hex(8)
     with tempfile.TemporaryDirectory(prefix="kgym-run-") as tmp:
         initrd = await asyncio.to_thread(
@@ -188,11 +188,11 @@ async def run_reproducer(
     return run_result(vm, nonce)
 
 
-def run_result(vm: VMResult, nonce: str) -> RunResult:
+def run_result(vm: VMResult, nonce: str) -> ReproResult:
     """Read one boot's console: crashes, and the markers of this boot's /init."""
     console = vm.console
     marks = parse_markers(console, nonce)
-    return RunResult(
+    return ReproResult(
         vm=vm,
         crashes=parse_console(console),
         booted=marks.booted,

@@ -49,8 +49,8 @@ from codegen_eval.kernelgym.patch_screen import screen_detectors, screen_patch
 from codegen_eval.kernelgym.records import BugRecord
 from codegen_eval.kernelgym.runner import (
     FUNCTION_BROKEN_RC,
-    RunConfig,
-    RunResult,
+    ReproConfig,
+    ReproResult,
     run_reproducer,
 )
 
@@ -114,7 +114,7 @@ def _exit_meaning(rc: int) -> str:
 
 
 def judge(
-    run: RunResult,
+    run: ReproResult,
     expected: str,
     runs: int,
     *,
@@ -184,18 +184,18 @@ def _git_ok(repo: Path, *args: str) -> bool:
     return proc.returncode == 0
 
 
-class Scorer:
+class PatchScorer:
     """Knows where kernels and modules come from for each kind of bug."""
 
     def __init__(
         self,
-        config: RunConfig | None = None,
+        config: ReproConfig | None = None,
         *,
         kasan_config: str = "kasan-6.1",
         use_cache: bool = True,
         linux_tree: str | Path | None = None,
     ) -> None:
-        self.config = config or RunConfig()
+        self.config = config or ReproConfig()
         # The user's Linux git checkout, for kBench records (kind "kbench").
         self.linux_tree = Path(linux_tree).expanduser() if linux_tree else None
         self._git: GitKernelBuilder | None = None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_eval.kernelgym import Outcome, RunConfig, Scorer
+from codegen_eval.kernelgym import Outcome, PatchScorer, ReproConfig
 from codegen_eval.kernelgym.builders import (
     BuildStatus,
     ModuleBuilder,
@@ -100,7 +100,7 @@ async def test_the_scorer_refuses_a_makefile_patch_before_building(tmp_path: Pat
         "--- a/Makefile\n+++ b/Makefile\n@@ -1 +1,2 @@\n obj-m += kgym_null.o\n"
         f"+$(shell touch {marker})\n"
     )
-    step = await Scorer(RunConfig(runs=1)).score(bug, patch)
+    step = await PatchScorer(ReproConfig(runs=1)).score(bug, patch)
     assert step.outcome is Outcome.APPLY_FAILED
     assert "build machinery" in step.detail
     assert not marker.exists()

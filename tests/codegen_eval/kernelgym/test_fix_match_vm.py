@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen_eval.kernelgym import Outcome, RunConfig, Scorer, cli
+from codegen_eval.kernelgym import Outcome, PatchScorer, ReproConfig, cli
 from codegen_eval.kernelgym.records import bundled_bug
 
 from .test_localize import edited
@@ -27,7 +27,7 @@ SPARE_ENTRY = edited(
 
 @pytest.mark.timeout(600)
 async def test_a_clean_patch_in_the_callee_is_plausible_not_the_fix() -> None:
-    scorer = Scorer(RunConfig(runs=2, accel="auto"))
+    scorer = PatchScorer(ReproConfig(runs=2, accel="auto"))
     step = await scorer.score(NULL, SPARE_ENTRY)
     assert step.outcome is Outcome.RESOLVED, step.detail + step.console_excerpt[-2000:]
     assert step.plausible and step.matches_fix is False

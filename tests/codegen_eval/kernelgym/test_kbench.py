@@ -14,7 +14,7 @@ import pytest
 from codegen_eval.kernelgym import (
     BugSetupError,
     KernelGym,
-    Scorer,
+    PatchScorer,
     UnsupportedBug,
     kbench_inputs,
     load_record,
@@ -100,7 +100,7 @@ def test_no_commit() -> None:
 async def test_scorer_without_linux_tree_names_the_option() -> None:
     bug = load_record(SAMPLE).with_inputs(kernel_config=CONFIG, c_reproducer=REPRO)
     with pytest.raises(BugSetupError, match="--linux-tree PATH") as info:
-        await Scorer().score(bug, "")
+        await PatchScorer().score(bug, "")
     assert not isinstance(info.value, NotImplementedError)
     assert "KernelGym(linux_tree=PATH)" in str(info.value)
 
@@ -119,9 +119,9 @@ def _repo(tmp_path: Path) -> Path:
 async def test_linux_tree_must_be_a_checkout_with_the_commit(tmp_path: Path) -> None:
     bug = load_record(SAMPLE).with_inputs(kernel_config=CONFIG, c_reproducer=REPRO)
     with pytest.raises(BugSetupError, match="not a git checkout"):
-        await Scorer(linux_tree=tmp_path).score(bug, "")
+        await PatchScorer(linux_tree=tmp_path).score(bug, "")
     with pytest.raises(BugSetupError, match="4444444444444444444444444444444444444444 is not in"):
-        await Scorer(linux_tree=_repo(tmp_path)).score(bug, "")
+        await PatchScorer(linux_tree=_repo(tmp_path)).score(bug, "")
 
 
 def test_env_reset_fails_before_any_build() -> None:
@@ -158,7 +158,7 @@ def test_cli_errors_name_the_option(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 async def test_bench_reports_unrunnable_bugs_as_rows(capsys: pytest.CaptureFixture[str]) -> None:
     bug = load_record(SAMPLE)
-    rows = await bench([bug], Scorer())
+    rows = await bench([bug], PatchScorer())
     assert rows[0]["error"].count("--linux-tree") == 1
     assert rows[0]["unsupported"] is False and rows[0]["reproduced"] is False
     # progress on stderr as each step ends, naming the bug: a bench into a file is not silent

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from codegen_eval.kernelgym import KernelGym, Outcome, RunConfig, Scorer, load_record
+from codegen_eval.kernelgym import KernelGym, Outcome, PatchScorer, ReproConfig, load_record
 from codegen_eval.kernelgym.builders import KernelTree, _ensure_source, cache_root, file_lock
 from codegen_eval.kernelgym.cli import main as cli_main
 from codegen_eval.kernelgym.records import bundled_bug
@@ -162,7 +162,7 @@ async def test_kbench_record_on_a_linux_git_checkout(capsys: pytest.CaptureFixtu
     times["fixture"] = time.monotonic() - t0
     bug = load_record(fx.record)
     assert bug.kind == "kbench" and bug.kernel_commit == fx.bug_commit
-    scorer = Scorer(RunConfig(runs=2, accel="auto"), linux_tree=fx.repo)
+    scorer = PatchScorer(ReproConfig(runs=2, accel="auto"), linux_tree=fx.repo)
 
     base = await scorer.score(bug, "")
     times["unpatched build"], times["unpatched run"] = base.build_s, base.run_s

@@ -13,7 +13,7 @@ import pytest
 from codegen_eval.kernelgym import bundled_bugs
 from codegen_eval.kernelgym.localize import changes, function_spans, localize
 from codegen_eval.kernelgym.records import BugRecord, bundled_bug, load_record
-from codegen_eval.kernelgym.scoring import Scorer
+from codegen_eval.kernelgym.scoring import PatchScorer
 
 DATA = Path(__file__).parent / "data"
 MODULE_BUGS = [b for b in bundled_bugs() if b.kind == "module"]
@@ -34,7 +34,7 @@ def edited(bug: BugRecord, name: str, old: str, new: str) -> str:
 
 
 def _reader(bug: BugRecord):  # type: ignore[no-untyped-def]
-    return lambda path: Scorer().pre_image(bug, path)
+    return lambda path: PatchScorer().pre_image(bug, path)
 
 
 @pytest.mark.parametrize("bug", MODULE_BUGS, ids=lambda b: b.id)
@@ -126,7 +126,7 @@ def test_syscalls_are_named_as_syzbot_names_them() -> None:
 def test_tree_bugs_read_the_tree_with_the_injected_change() -> None:
     from codegen_eval.kernelgym.builders import _ensure_source
 
-    scorer = Scorer()
+    scorer = PatchScorer()
     _ensure_source(scorer.tree.tarball, scorer.tree.source)
     for bug_id, func in (("t1-tree-groups-oob", "groups_alloc"),
                          ("t1-tree-groups-uaf", "sys_setgroups")):  # fmt: skip
@@ -167,7 +167,7 @@ def test_kbench_record_reads_the_commits_file_from_git(tmp_path: Path) -> None:
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
     record = load_record(DATA / "kbench_sample.json")
     record.raw["parent_of_fix_commit"] = git("rev-parse", "HEAD")
-    scorer = Scorer(linux_tree=repo)
+    scorer = PatchScorer(linux_tree=repo)
     assert scorer.pre_image(record, "drivers/foo/foo.c") is not None
     assert scorer.pre_image(record, "../etc/passwd") is None
     caller = (

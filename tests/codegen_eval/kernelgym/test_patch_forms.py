@@ -142,12 +142,12 @@ def test_tree_candidates_may_not_change_the_detectors_or_channels(path: str) -> 
 
 
 async def test_the_scorer_refuses_a_silenced_detector_before_building() -> None:
-    from codegen_eval.kernelgym import Scorer
+    from codegen_eval.kernelgym import PatchScorer
     from codegen_eval.kernelgym.records import bundled_bug
 
     bug = bundled_bug("t1-tree-groups-oob")
     silence = "--- a/mm/kasan/report.c\n+++ b/mm/kasan/report.c\n@@ -1 +1,2 @@\n x\n+y\n"
-    result, kernel, _ = Scorer().build(bug, silence)
+    result, kernel, _ = PatchScorer().build(bug, silence)
     assert result.status.value == "patch_apply_failed" and kernel is None
     assert "mm/kasan/report.c" in result.log
     # Every bundled fix passes, with the files its record names as its own.

@@ -99,12 +99,12 @@ def _record(title: str, report: str | None) -> BugRecord:
 def _judge(bug: BugRecord, console: str = CONSOLE) -> bool:
     """Is the crash of a gym run whose console is `console` the record's bug?"""
     from codegen_eval.kernelgym.crash import parse_console
-    from codegen_eval.kernelgym.runner import RunResult
+    from codegen_eval.kernelgym.runner import ReproResult
     from codegen_eval.kernelgym.scoring import judge
     from sandboxes.qemu import VMResult, VMStatus
 
     vm = VMResult(VMStatus.STOPPED, console, 0, 1.0, False, "tcg")
-    run = RunResult(vm=vm, crashes=parse_console(console), booted=True)
+    run = ReproResult(vm=vm, crashes=parse_console(console), booted=True)
     return judge(run, bug.expected_title, 2, also=bug.expected_titles).matches_expected
 
 

@@ -11,16 +11,16 @@ import pytest
 from codegen_eval.kernelgym import bundled_bugs
 from codegen_eval.kernelgym.crash import parse_console
 from codegen_eval.kernelgym.records import BugRecord
-from codegen_eval.kernelgym.runner import RunResult
-from codegen_eval.kernelgym.scoring import Outcome, Scorer, StepResult, judge
+from codegen_eval.kernelgym.runner import ReproResult
+from codegen_eval.kernelgym.scoring import Outcome, PatchScorer, StepResult, judge
 from sandboxes.qemu import VMResult, VMStatus
 
 CONSOLES = Path(__file__).parent / "consoles"
 
 
-def _run(console: str, *, finished: bool = False) -> RunResult:
+def _run(console: str, *, finished: bool = False) -> ReproResult:
     vm = VMResult(VMStatus.STOPPED, console, 0, 1.0, False, "tcg")
-    return RunResult(
+    return ReproResult(
         vm=vm,
         crashes=parse_console(console),
         booted=True,
@@ -53,7 +53,7 @@ def test_a_mangled_report_is_reproduced_but_never_the_expected_bug() -> None:
     assert not step.matches_expected
 
 
-class _CannedScorer(Scorer):
+class _CannedScorer(PatchScorer):
     """The build and the VM replaced by canned results: what is under test is the decision
     taken from them."""
 

@@ -10,7 +10,7 @@ import difflib
 
 import pytest
 
-from codegen_eval.kernelgym import Outcome, RunConfig, Scorer
+from codegen_eval.kernelgym import Outcome, PatchScorer, ReproConfig
 from codegen_eval.kernelgym.builders import ModuleBuilder, build_reproducer, debian_kernel
 from codegen_eval.kernelgym.records import BugRecord, bundled_bug, bundled_bugs
 from codegen_eval.kernelgym.runner import run_reproducer
@@ -73,8 +73,8 @@ def _write_patch(code: str, includes: str = "") -> str:
 
 
 @pytest.fixture(scope="module")
-def scorer() -> Scorer:
-    return Scorer(RunConfig(runs=2, accel="auto"))
+def scorer() -> PatchScorer:
+    return PatchScorer(ReproConfig(runs=2, accel="auto"))
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,9 @@ def scorer() -> Scorer:
      (FORGE_MARKERS, ("emergency_restart", "filp_close", "filp_open", "kernel_read"))],
     ids=["rewrite-repro", "forge-markers"],
 )  # fmt: skip
-async def test_the_red_team_forgers_are_tamper(scorer: Scorer, patch: str, symbols: tuple) -> None:  # type: ignore[type-arg]
+async def test_the_red_team_forgers_are_tamper(
+    scorer: PatchScorer, patch: str, symbols: tuple
+) -> None:  # type: ignore[type-arg]
     step = await scorer.score(bundled_bug(BUG), _init_patch(patch))
     assert step.outcome is Outcome.TAMPER, step.detail + step.console_excerpt[-2000:]
     assert step.detail.split(":")[1] in symbols, step.detail
@@ -147,7 +149,9 @@ EVASIONS = [
 @pytest.mark.parametrize(
     ("code", "includes", "what"), [e[1:] for e in EVASIONS], ids=[e[0] for e in EVASIONS]
 )
-async def test_each_evasion_is_tamper(scorer: Scorer, code: str, includes: str, what: str) -> None:
+async def test_each_evasion_is_tamper(
+    scorer: PatchScorer, code: str, includes: str, what: str
+) -> None:
     bug = bundled_bug(BUG)
     step = await scorer.check_build(bug, _write_patch(code, includes))
     assert step is not None and step.outcome is Outcome.TAMPER, step and step.detail
@@ -156,7 +160,9 @@ async def test_each_evasion_is_tamper(scorer: Scorer, code: str, includes: str, 
 
 
 @pytest.mark.parametrize("bug", bundled_bugs(tier=0), ids=lambda b: b.id)
-async def test_every_tier0_fix_passes_the_object_screen(scorer: Scorer, bug: BugRecord) -> None:
+async def test_every_tier0_fix_passes_the_object_screen(
+    scorer: PatchScorer, bug: BugRecord
+) -> None:
     assert await scorer.check_build(bug, bug.developer_patch) is None
 
 
@@ -174,13 +180,13 @@ async def test_printed_markers_are_no_markers(tmp_path) -> None:  # type: ignore
     assert built.ok, built.errors
     repro = build_reproducer(bug.c_reproducer)
     run = await run_reproducer(
-        dk.vmlinux(), repro.artifacts["repro"], built.artifacts["module"], RunConfig(runs=2)
+        dk.vmlinux(), repro.artifacts["repro"], built.artifacts["module"], ReproConfig(runs=2)
     )
     assert "] KGYM-DONE " in run.console, run.console[-3000:]  # the module did print it
     assert not run.finished and run.completed_runs == 0 and run.exit_codes == []
 
 
-async def test_a_pointer_off_a_function_in_an_ops_structure_is_tamper(scorer: Scorer) -> None:
+async def test_a_pointer_off_a_function_in_an_ops_structure_is_tamper(scorer: PatchScorer) -> None:
     """The kernel makes the call: an operations structure whose handler is an allowed
     import's address plus an offset (any kernel function; no import, no indirect branch)."""
     evil = (

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from codegen_eval.kernelgym import KernelGym, Outcome, RunConfig, Scorer, bundled_bugs
+from codegen_eval.kernelgym import KernelGym, Outcome, PatchScorer, ReproConfig, bundled_bugs
 
 TIER0 = bundled_bugs(tier=0)
 
 
 @pytest.fixture(scope="module")
-def scorer() -> Scorer:
-    return Scorer(RunConfig(runs=2, accel="auto"))
+def scorer() -> PatchScorer:
+    return PatchScorer(ReproConfig(runs=2, accel="auto"))
 
 
 @pytest.mark.parametrize("bug", TIER0, ids=lambda b: b.id)
-async def test_bug_reproduces_then_fix_resolves(bug, scorer: Scorer) -> None:  # type: ignore[no-untyped-def]
+async def test_bug_reproduces_then_fix_resolves(bug, scorer: PatchScorer) -> None:  # type: ignore[no-untyped-def]
     base = await scorer.score(bug, "")
     assert base.outcome is Outcome.REPRODUCED, base.detail + base.console_excerpt[-3000:]
     assert base.title == bug.expected_title
@@ -81,7 +81,7 @@ async def test_environment_api_records_every_step(tmp_path: Path) -> None:
     assert events[0]["observation"]["baseline"]["outcome"] == "reproduced"
 
 
-async def test_a_fix_that_refuses_the_work_is_function_broken(scorer: Scorer) -> None:
+async def test_a_fix_that_refuses_the_work_is_function_broken(scorer: PatchScorer) -> None:
     # What both local models sent for t0-hung-task: return before the lock, so nothing can
     # hang - and nothing is ever stored either. No crash, but not a fix.
     bug = next(b for b in TIER0 if b.id == "t0-hung-task")
@@ -192,7 +192,7 @@ NEAR_MISSES = [
     ids=[f"{m[0]}-{i}" for i, m in enumerate(NEAR_MISSES)],
 )
 async def test_near_misses_are_not_resolved(
-    bug_id: str, name: str, old: str, new: str, outcome: str, scorer: Scorer
+    bug_id: str, name: str, old: str, new: str, outcome: str, scorer: PatchScorer
 ) -> None:
     bug = next(b for b in TIER0 if b.id == bug_id)
     step = await scorer.score(bug, _edited(bug, name, old, new))

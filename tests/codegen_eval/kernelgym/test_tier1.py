@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from codegen_eval.kernelgym import Outcome, RunConfig, Scorer, bundled_bugs
+from codegen_eval.kernelgym import Outcome, PatchScorer, ReproConfig, bundled_bugs
 from codegen_eval.kernelgym.env import KernelGym
 
 pytestmark = pytest.mark.slow
@@ -17,8 +17,8 @@ TIER1 = bundled_bugs(tier=1)
 
 
 @pytest.fixture(scope="module")
-def scorer() -> Scorer:
-    s = Scorer(RunConfig(runs=2, accel="auto"))
+def scorer() -> PatchScorer:
+    s = PatchScorer(ReproConfig(runs=2, accel="auto"))
     built = s.tree.ensure_built()
     assert built.ok, built.errors
     return s
@@ -26,7 +26,7 @@ def scorer() -> Scorer:
 
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("bug", TIER1, ids=lambda b: b.id)
-async def test_kasan_bug_reproduces_then_fix_resolves(bug, scorer: Scorer) -> None:  # type: ignore[no-untyped-def]
+async def test_kasan_bug_reproduces_then_fix_resolves(bug, scorer: PatchScorer) -> None:  # type: ignore[no-untyped-def]
     base = await scorer.score(bug, "")
     assert base.outcome is Outcome.REPRODUCED, base.detail + base.console_excerpt[-3000:]
     assert base.title == bug.expected_title
@@ -35,7 +35,7 @@ async def test_kasan_bug_reproduces_then_fix_resolves(bug, scorer: Scorer) -> No
     assert fixed.outcome is Outcome.RESOLVED, fixed.detail + fixed.console_excerpt[-3000:]
 
 
-def test_tree_is_pristine_after_patched_builds(scorer: Scorer) -> None:
+def test_tree_is_pristine_after_patched_builds(scorer: PatchScorer) -> None:
     for bug in TIER1:
         if bug.kind != "tree":
             continue
@@ -52,7 +52,7 @@ def test_tree_is_pristine_after_patched_builds(scorer: Scorer) -> None:
             assert (proc.returncode != 0) == bool(want), (bug.id, args, proc.stdout)
 
 
-async def test_tree_bug_source_view_shows_injected_code(scorer: Scorer) -> None:
+async def test_tree_bug_source_view_shows_injected_code(scorer: PatchScorer) -> None:
     env = KernelGym(
         bugs=[b for b in TIER1 if b.id == "t1-tree-groups-uaf"], runs=1, check_baseline=False
     )
@@ -100,7 +100,7 @@ CHEATS = [
     ("bug_id", "cheat"), CHEATS, ids=[f"{c[0]}-{i}" for i, c in enumerate(CHEATS)]
 )
 async def test_patches_that_skip_the_work_are_function_broken(
-    bug_id: str, cheat: str | tuple[str, str, str], scorer: Scorer
+    bug_id: str, cheat: str | tuple[str, str, str], scorer: PatchScorer
 ) -> None:
     from .test_tier0 import _edited
 
@@ -124,7 +124,7 @@ TREE_TAMPER = (
 
 
 @pytest.mark.timeout(1800)
-async def test_a_tree_patch_is_judged_by_its_changed_objects(scorer: Scorer) -> None:
+async def test_a_tree_patch_is_judged_by_its_changed_objects(scorer: PatchScorer) -> None:
     bug = next(b for b in TIER1 if b.id == "t1-tree-groups-uaf")
     step = await scorer.check_build(bug, TREE_TAMPER)
     assert step is not None and step.outcome is Outcome.TAMPER, step
@@ -136,7 +136,9 @@ async def test_a_tree_patch_is_judged_by_its_changed_objects(scorer: Scorer) -> 
 
 
 @pytest.mark.timeout(1800)
-async def test_the_fix_matches_and_a_check_in_the_caller_is_plausible_only(scorer: Scorer) -> None:
+async def test_the_fix_matches_and_a_check_in_the_caller_is_plausible_only(
+    scorer: PatchScorer,
+) -> None:
     """Issue 29: resolved means plausible. t1-double-free's fix is in kgym_df_resize; refusing
     the bad size in the caller also stops the double free and passes every check, but it does
     not change what the developer's fix changes."""
