@@ -37,7 +37,16 @@ from codegen_eval.log import (
     score_key,
     versions,
 )
-from codegen_eval.types import Candidate, FailureClass, Sample, Score, Solver, Task
+from codegen_eval.types import (
+    Candidate,
+    Executor,
+    FailureClass,
+    IncrementalSolver,
+    Sample,
+    Score,
+    Solver,
+    Task,
+)
 
 MAX_EXPLANATION = 4000
 
@@ -61,7 +70,7 @@ class RunConfig:
     header: dict[str, Any] = field(default_factory=dict)  # model, solver, options for the log
     # None: score here (local). Else an executor (codegen_eval.executors), e.g. SlurmExecutor:
     # entered for the run, scores every candidate; its info goes into each score record.
-    executor: Any = None
+    executor: Executor | None = None
     # resume: candidates whose logged score is infra_error are generated or scored again
     retry_infra: bool = False
 
@@ -401,7 +410,7 @@ class _Run:
                     tg.create_task(self.score(task, sample, cand))
                 if not todo:
                     continue
-                if hasattr(solver, "solve_one"):
+                if isinstance(solver, IncrementalSolver):
                     for i in todo:
                         tg.create_task(self.generate_and_score(tg, task, solver, sample, i))
                 else:

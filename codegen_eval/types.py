@@ -5,7 +5,7 @@ never by trusting text the candidate prints.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -73,8 +73,39 @@ class Solver(Protocol):
 
 
 @runtime_checkable
+class IncrementalSolver(Protocol):
+    """A solver that can make candidate `index` alone: the runner then generates only the
+    indices a resumed run lacks, and scores each candidate the moment it exists. A solver
+    without it (an agent that works on all n at once) is called once through `solve`."""
+
+    async def solve_one(self, sample: Sample, index: int) -> Candidate: ...
+
+
+@runtime_checkable
 class Scorer(Protocol):
     async def score(self, sample: Sample, candidate: Candidate) -> Score: ...
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Where candidates are scored when not in this process (codegen_eval.executors): an
+    async context manager entered for the whole run."""
+
+    # set by the runner: called with a one-line status whenever the executor's state changes
+    on_status: Callable[[str], None] | None
+
+    async def __aenter__(self) -> Executor: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    async def score(
+        self, task: Task, sample: Sample, candidate: Candidate, key: str
+    ) -> tuple[Score, dict[str, Any]]:
+        """The candidate's score and what to record of where it ran (node, job id,
+        attempts): the runner puts that in the score record as `executor`."""
+        ...
+
+    def status_line(self) -> str: ...
 
 
 @dataclass(slots=True)

@@ -62,3 +62,16 @@ async def test_score_metadata_reaches_the_log_and_a_resumed_run_keeps_it(tmp_pat
     assert rec["score_metadata"] == {"upstream": {"verdict": "Pass"}}
     again = await run_eval([task], ReferenceSolver(), log, cfg, resume=True)
     assert again.scored_now == 0 and scorer.calls == 1
+
+
+def test_the_slurm_executor_and_the_solvers_meet_their_protocols() -> None:
+    from codegen_eval.executors.slurm import SlurmExecutor
+    from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
+    from codegen_eval.types import Executor, IncrementalSolver
+
+    members = {"score", "status_line", "__aenter__", "__aexit__"}
+    assert members <= set(dir(SlurmExecutor)) and members <= set(dir(Executor))
+    for solver in (FileSolver, GenerateSolver, ReferenceSolver):
+        assert hasattr(solver, "solve_one") and hasattr(solver, "solve")
+    assert isinstance(ReferenceSolver(), IncrementalSolver)
+    assert not isinstance(_Detailed(), IncrementalSolver)
