@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.errors import CodegenEvalError
+from codegen_eval.readers._pick import pick_problems
 from codegen_eval.readers.verilogeval import measure_exclusions, run_sync
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer, forbidden_constructs, harness_spec
@@ -380,17 +381,9 @@ def rtllm(
     cached per toolchain) and designs whose reference fails are excluded with the measured
     reason and `newer_icarus` (task.metadata["excluded"]: {id: reason}, and
     ["newer_icarus"]: {id: assessment}), unless include_known_bad."""
-    import fnmatch
 
     read = read_rtllm(root)
-    samples, excluded = read.samples, dict(read.excluded)
-    if problems:
-        pats = [problems] if isinstance(problems, str) else list(problems)
-        keep = lambda i: any(fnmatch.fnmatchcase(i, p) for p in pats)  # noqa: E731
-        samples = [s for s in samples if keep(s.id)]
-        excluded = {i: r for i, r in excluded.items() if keep(i)}
-    if limit is not None:
-        samples = samples[:limit]
+    samples, excluded = pick_problems(read.samples, read.excluded, problems, limit)
     scorer_options.setdefault("sim_wall_s", SIM_WALL_S)
     scorer = RtllmScorer(**scorer_options)
     measured: dict[str, str] = {}

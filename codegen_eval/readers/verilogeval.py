@@ -25,7 +25,6 @@ upstream discussed (POLICY_EXCLUSIONS) are excluded only with policy_exclusions=
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import json
 import re
 import threading
@@ -36,6 +35,7 @@ from typing import Any, Literal, TypeVar
 
 from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers._jsonl import jsonl_records
+from codegen_eval.readers._pick import pick_problems
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer
 from codegen_eval.suites.verilog.tbgen import NONCE_PLUSARG, VERDICT_PREFIX
@@ -402,14 +402,7 @@ def verilogeval(
         read = read_v1(path, descriptions, policy_exclusions=policy_exclusions)
     else:
         read = read_v2(path, mode_name, policy_exclusions=policy_exclusions)  # type: ignore[arg-type]
-    samples, excluded = read.samples, dict(read.excluded)
-    if problems:
-        pats = [problems] if isinstance(problems, str) else list(problems)
-        keep = lambda i: any(fnmatch.fnmatchcase(i, p) for p in pats)  # noqa: E731
-        samples = [s for s in samples if keep(s.id)]
-        excluded = {i: r for i, r in excluded.items() if keep(i)}
-    if limit is not None:
-        samples = samples[:limit]
+    samples, excluded = pick_problems(read.samples, read.excluded, problems, limit)
     scorer_options.setdefault("sim_wall_s", SIM_WALL_S)
     scorer = VerilogScorer(**scorer_options)
     measured: dict[str, str] = {}

@@ -75,3 +75,19 @@ def test_suite_to_dataset_roundtrip(tmp_path: Path) -> None:
     assert json.loads(ds[0]["files"])["test"].startswith("def check")
     ds.to_parquet(str(tmp_path / "suite.parquet"))
     assert (tmp_path / "suite.parquet").stat().st_size > 0
+
+
+def test_pick_problems_filters_samples_and_exclusions_by_glob_then_limits() -> None:
+    from codegen_eval.readers._pick import pick_problems
+    from codegen_eval.types import Sample
+
+    samples = [Sample(i, "p") for i in ("adder_8bit", "adder_16bit", "fifo", "alu")]
+    excluded = {"adder_pipe": "fails here", "ring": "fails here"}
+    picked, kept = pick_problems(samples, excluded, "adder_*", None)
+    assert [s.id for s in picked] == ["adder_8bit", "adder_16bit"] and kept == {
+        "adder_pipe": "fails here"
+    }
+    picked, kept = pick_problems(samples, excluded, ["fifo", "alu"], 1)
+    assert [s.id for s in picked] == ["fifo"] and kept == {}
+    picked, kept = pick_problems(samples, excluded, None, 2)
+    assert len(picked) == 2 and kept == excluded
