@@ -42,13 +42,12 @@ from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers._pick import pick_problems
 from codegen_eval.readers.verilogeval import measure_exclusions, run_sync
 from codegen_eval.registry import register_suite
-from codegen_eval.suites.verilog import VerilogScorer, forbidden_constructs, harness_spec
-from codegen_eval.suites.verilog.harness import RunOutput, compile_and_run
-from codegen_eval.suites.verilog.judge import fail, judge, tail
-from codegen_eval.suites.verilog.screen import has_module
+from codegen_eval.suites.verilog import VerilogScorer
+from codegen_eval.suites.verilog.harness import RunOutput
+from codegen_eval.suites.verilog.judge import tail
 from codegen_eval.suites.verilog.tbgen import NONCE_PLUSARG, TAG, VERDICT_PREFIX
-from codegen_eval.types import Candidate, FailureClass, Sample, Score, Task
-from sandboxes import ExecStatus, open_sandbox
+from codegen_eval.types import Sample, Score, Task
+from sandboxes import ExecStatus
 
 SIM_WALL_S = 8.0  # auto_run.py's exec_shell timeout for `make sim`
 DEFAULT_TIMESCALE = "`timescale 1ns/1ns"  # the makefiles' `vcs -timescale=1ns/1ns`
@@ -275,38 +274,10 @@ class RtllmScorer(VerilogScorer):
     count) with upstream's forgeable verdict next to ours in `metrics["upstream_pass"]`:
     one run, two verdicts."""
 
-    async def score(self, sample: Sample, candidate: Candidate) -> Score:
-        top = str(sample.metadata["top"])
-        code = candidate.code or ""
-        if not code.strip():
-            return Score(0.0, "fail", FailureClass.NO_CODE, explanation="empty candidate")
-        if not has_module(code, top):
-            return fail("compile_error:missing_top", f"the candidate defines no `module {top}`")
-        bad = forbidden_constructs(code)
-        if bad:
-            return fail(
-                f"forbidden_construct:{bad[0]}",
-                f"the candidate uses {', '.join(bad)}, which a design under test may not use",
-            )
-        spec = harness_spec(sample)
-        cal = await self.calibration(sample)
-        expected, note = (cal.samples, "") if cal is not None and cal.ok else (None, "")
-        if cal is not None and not cal.ok:
-            note = f"note: the reference itself fails here ({cal.reason})"
-        async with open_sandbox(self.backend) as sb:
-            out = await compile_and_run(
-                sb, spec, code, compile_wall_s=self.compile_wall_s, sim_wall_s=self.sim_wall_s
-            )
-            score = judge(
-                out,
-                spec,
-                sim_wall_s=self.sim_wall_s,
-                model=cal.model if cal is not None else None,
-                expected_samples=expected,
-                note=note,
-            )
-            if self.lint and out.compiled:
-                score = await self._lint(sb, score, code, top)
+    def prepare(self, code: str, sample: Sample) -> str:
+        return code  # RTLLM answers are whole modules, compiled as given
+
+    def finish(self, score: Score, out: RunOutput) -> Score:
         return annotate(score, out)
 
 

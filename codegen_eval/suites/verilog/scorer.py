@@ -27,7 +27,14 @@ from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import ExecStatus, Limits, Sandbox, open_sandbox, toolchains
 
 from .calibrate import Calibration, calibrate
-from .harness import HarnessSpec, Verdict, classify_compile_error, compile_and_run, parse_verdict
+from .harness import (
+    HarnessSpec,
+    RunOutput,
+    Verdict,
+    classify_compile_error,
+    compile_and_run,
+    parse_verdict,
+)
 from .judge import fail, judge
 from .screen import (
     ALLOWED_SYSTEM_FUNCTIONS,
@@ -109,12 +116,20 @@ class VerilogScorer:
             sim_wall_s=self.sim_wall_s,
         )
 
+    def prepare(self, code: str, sample: Sample) -> str:
+        """The candidate as it is compiled (a body-only answer gets its module header)."""
+        return complete_candidate(code, sample)
+
+    def finish(self, score: Score, out: RunOutput) -> Score:
+        """A reader's last word on the judged run (RTLLM adds upstream's verdict beside it)."""
+        return score
+
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
         top = str(sample.metadata.get("top", "TopModule"))
         code = candidate.code or ""
         if not code.strip():
             return Score(0.0, "fail", FailureClass.NO_CODE, explanation="empty candidate")
-        code = complete_candidate(code, sample)
+        code = self.prepare(code, sample)
         if not has_module(code, top):
             return fail("compile_error:missing_top", f"the candidate defines no `module {top}`")
         bad = forbidden_constructs(code)
@@ -147,7 +162,7 @@ class VerilogScorer:
             )
             if self.lint and out.compiled:
                 score = await self._lint(sb, score, code, top)
-        return score
+        return self.finish(score, out)
 
     async def _lint(self, sb: Sandbox, score: Score, code: str, top: str) -> Score:
         vl = toolchains.get("verilog-verilator")
