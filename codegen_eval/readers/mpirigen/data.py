@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_eval.errors import CodegenEvalError
+from codegen_eval.readers._jsonl import jsonl_records
 
 SETS = ("test", "gpt")
 TEST_DIR = Path("data/test/test")
@@ -137,17 +138,10 @@ def load_test_set(checkout: Path) -> list[RigenProgram]:
 def load_gpt_set(checkout: Path) -> list[RigenProgram]:
     path = checkout / GPT_FILE
     out = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MpirigenFormatError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            _need(row, ("program", "code", "label"), f"{path}:{n}")
-            label = derive_label(row["code"], row["label"])
-            out.append(RigenProgram(row["program"], number_lines(row["code"]), label, "gpt"))
+    for n, row in jsonl_records(path, MpirigenFormatError):
+        _need(row, ("program", "code", "label"), f"{path}:{n}")
+        label = derive_label(row["code"], row["label"])
+        out.append(RigenProgram(row["program"], number_lines(row["code"]), label, "gpt"))
     return out
 
 

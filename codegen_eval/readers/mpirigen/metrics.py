@@ -28,12 +28,13 @@ with at most L gt groups, the mean of each column over programs that have a valu
 from __future__ import annotations
 
 import csv
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from codegen_eval.readers._jsonl import jsonl_records
 
 MPI_COMMON_CORE = frozenset(
     name
@@ -183,19 +184,12 @@ def table(
 def read_predictions(path: str | Path) -> list[tuple[str, str]]:
     """(label, pred) pairs of a predictions JSONL file (upstream's `pred`/`label` fields)."""
     pairs = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{n}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not all(
-                isinstance(row.get(k), str) for k in ("pred", "label")
-            ):
-                raise ValueError(f"{path}:{n}: wants string fields 'pred' and 'label'")
-            pairs.append((row["label"], row["pred"]))
+    for n, row in jsonl_records(Path(path)):
+        if not isinstance(row, dict) or not all(
+            isinstance(row.get(k), str) for k in ("pred", "label")
+        ):
+            raise ValueError(f"{path}:{n}: wants string fields 'pred' and 'label'")
+        pairs.append((row["label"], row["pred"]))
     if not pairs:
         raise ValueError(f"{path}: no predictions")
     return pairs
