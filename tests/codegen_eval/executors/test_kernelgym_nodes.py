@@ -63,8 +63,11 @@ async def test_bugs_spread_over_nodes_and_a_dead_node_is_retried(
     infos = [i for r in rows for i in (r["executor"], r["patched_executor"])]
     for row in rows:  # the local bench's verdicts, whatever node each step ran on
         assert row["reproduced"] is True and row["resolved"] is True, json.dumps(row)[:2000]
+    # Spread over nodes: a gym job ran on the node that was killed, and the final records
+    # (the retries included) name another one. Which nodes took the rest is the scheduler's
+    # choice: with 4 small jobs it may pack them all onto one surviving node.
     nodes = {i["node"] for i in infos}
-    assert len(nodes) >= 2, infos  # spread over nodes
+    assert len(nodes | {hit["node"]}) >= 2, (hit, infos)
     retried = [i for i in infos if i["attempts"] == 2]
     assert retried and all(i["node"] != hit["node"] for i in retried), (hit, infos)
 
