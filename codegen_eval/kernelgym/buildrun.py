@@ -325,7 +325,11 @@ def candidate_source(source: Path, out: Path) -> Iterator[Path]:
     for stale in out.parent.glob(source_copy_prefix(out) + "*"):
         remove_tree(stale)
     for trash in out.parent.glob(f".{out.name}.trash-*"):
-        if time.time() - trash.lstat().st_mtime > 600:  # not one still being removed
+        try:
+            age = time.time() - trash.lstat().st_mtime
+        except FileNotFoundError:  # the earlier candidate's remover finished it meanwhile
+            continue
+        if age > 600:  # not one still being removed
             remove_tree(trash)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=source_copy_prefix(out), dir=out.parent))
