@@ -400,6 +400,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     os.environ["CODEGEN_SANDBOX"] = args.sandbox  # open_sandbox() reads it
     absolutize_paths(args)
     _check_options(args)
+    cvdp_cli.check_options(args)
     probe_backend(args.sandbox)
     tasks = tasks_from_args(args)
     logged_suites = logged_header.get("suites")

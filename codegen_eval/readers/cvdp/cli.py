@@ -43,6 +43,16 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
     )
 
 
+def check_options(args: argparse.Namespace) -> None:
+    """Option clashes, checked before the backend is probed: an unusable --sandbox docker
+    must not hide the plainer error that --cvdp never runs in Docker."""
+    from codegen_eval.errors import CliError
+
+    backend = getattr(args, "sandbox", None)
+    if getattr(args, "cvdp", None) and backend not in (None, "bwrap"):
+        raise CliError(f"--cvdp runs its harnesses in bwrap, not --sandbox {backend}")
+
+
 def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
     """The --cvdp task; bad input is a one-line CliError."""
     from codegen_eval.errors import CliError
@@ -50,9 +60,7 @@ def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
     from . import CvdpFormatError, cvdp
     from .harness import HarnessSetupError
 
-    backend = getattr(args, "sandbox", None)
-    if backend not in (None, "bwrap"):
-        raise CliError(f"--cvdp runs its harnesses in bwrap, not --sandbox {backend}")
+    check_options(args)
     try:
         task = cvdp(args.cvdp, problems=args.cvdp_problems, wall_s=args.cvdp_wall_s)
     except FileNotFoundError:
