@@ -24,17 +24,23 @@ def skip_comment_or_literal(text: str, i: int) -> int:
     return i
 
 
+_CLOSING = {"{": "}", "(": ")", "[": "]"}
+
+
 def matching_brace(text: str, open_at: int) -> int | None:
-    """Index of the `}` that closes the `{` at open_at, or None when the text ends first."""
+    """Index of the bracket that closes the `{`, `(` or `[` at open_at (comments and literals
+    skipped), or None when the text ends first."""
+    opening = text[open_at]
+    closing = _CLOSING[opening]
     depth, i = 0, open_at
     while i < len(text):
         j = skip_comment_or_literal(text, i)
         if j != i:
             i = j
             continue
-        if text[i] == "{":
+        if text[i] == opening:
             depth += 1
-        elif text[i] == "}":
+        elif text[i] == closing:
             depth -= 1
             if depth == 0:
                 return i

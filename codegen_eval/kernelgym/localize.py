@@ -228,12 +228,12 @@ def function_spans(text: str) -> list[Span]:
         m = _DEF_START.search(text, pos)
         if m is None:
             return spans
-        name, close_paren = m[1], _matching_paren(text, m.end() - 1)
+        name, close_paren = m[1], matching_brace(text, m.end() - 1)
         while name in _PREFIX_ATTRIBUTES and close_paren is not None:
             after = _NEXT_CALL.match(text, close_paren + 1)
             if after is None:
                 break
-            name, close_paren = after[1], _matching_paren(text, after.end() - 1)
+            name, close_paren = after[1], matching_brace(text, after.end() - 1)
         if close_paren is None:
             return spans
         brace = text.find("{", close_paren)
@@ -255,23 +255,6 @@ def function_spans(text: str) -> list[Span]:
             name = ("compat_sys_" if sys[1] else "sys_") + sys[2]
         spans.append(Span(name, first, first + text.count("\n", m.start(), end)))
         pos = end + 1
-
-
-def _matching_paren(text: str, at: int) -> int | None:
-    depth, i = 0, at
-    while i < len(text):
-        j = skip_comment_or_literal(text, i)
-        if j != i:
-            i = j
-            continue
-        if text[i] == "(":
-            depth += 1
-        elif text[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 def _header_function(header: str) -> str | None:

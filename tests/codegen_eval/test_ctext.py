@@ -35,3 +35,9 @@ def test_a_driver_cut_off_inside_compute_names_no_call() -> None:
     # before: the ParEval reader sliced with -1 and read a call out of the cut-off text
     assert called_in("void compute(Context *ctx) { correct(ctx->x", "compute") is None
     assert called_in("void compute(Context *ctx) { correct(ctx->x); }", "compute") == "correct"
+
+
+def test_matching_brace_matches_parentheses_and_brackets_past_literals() -> None:
+    text = 'f(a, ")", g(b[1]), \'(\') + 1'
+    assert matching_brace(text, 1) == len(text) - 5
+    assert matching_brace("x[a[0] /* ] */]", 1) == len("x[a[0] /* ] */]") - 1
