@@ -12,13 +12,14 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import contextvars
 import errno
 import logging
 import os
 import stat
 import tempfile
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -40,6 +41,7 @@ from .types import ExecResult, Limits, SandboxError
 
 # The seam's public names, those kept in _host.py included (importable from here).
 __all__ = [
+    "BACKEND_ENV",
     "BASE_DIR_ENV",
     "DEFAULT_BACKEND",
     "DEFAULT_RUN_DIR_MB",
@@ -50,12 +52,14 @@ __all__ = [
     "backends",
     "base_dir",
     "concurrency",
+    "current_backend",
     "open_sandbox",
     "owner_token",
     "read_beneath",
     "register_backend",
     "sandbox_uid",
     "set_concurrency",
+    "use_backend",
     "write_beneath",
 ]
 
@@ -82,6 +86,46 @@ def register_backend(name: str) -> Callable[[_S], _S]:
 def backends() -> tuple[str, ...]:
     """The names `open_sandbox` accepts, in registration order."""
     return tuple(_BACKENDS)
+
+
+# -- which backend when none is named ----------------------------------------------------------
+# The user's default, read only when a caller names no backend: the CLI reads it once at parse
+# time and passes the result on explicitly; nothing in the project writes it.
+BACKEND_ENV = "CODEGEN_SANDBOX"
+# The backend of the innermost `use_backend` block. A context variable, not the environment:
+# it is scoped to the block and to the asyncio tasks and `asyncio.to_thread` calls started in
+# it, so two runs in one process (one after the other, or side by side) never see each other's.
+_scoped_backend: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "sandboxes_backend", default=None
+)
+
+
+def current_backend() -> str:
+    """The backend `open_sandbox()` opens when given none: the innermost `use_backend`
+    block's, else $CODEGEN_SANDBOX (the user's default), else "bwrap"."""
+    return _scoped_backend.get() or os.environ.get(BACKEND_ENV) or DEFAULT_BACKEND
+
+
+@contextlib.contextmanager
+def use_backend(name: str | None) -> Iterator[str]:
+    """Within the block, `open_sandbox()` called without a backend opens `name` (None: the
+    choice around the block stands). Yields the backend in force.
+
+    Scoped, never process-wide: the choice holds in this thread's context and in the asyncio
+    tasks and `asyncio.to_thread` calls started inside the block (they copy the context), and
+    ends with the block. A plain `threading.Thread` does not inherit it: pass the backend
+    explicitly there. Raises `SandboxError` for a name no backend is registered under."""
+    if name is None:
+        yield current_backend()
+        return
+    if name not in _BACKENDS:
+        names = ", ".join(_BACKENDS) or "none registered"
+        raise SandboxError(f"unknown sandbox backend {name!r} ({names})")
+    token = _scoped_backend.set(name)
+    try:
+        yield name
+    finally:
+        _scoped_backend.reset(token)
 
 
 # -- concurrency -----------------------------------------------------------------------------
@@ -165,6 +209,11 @@ def _open_parent(
 def write_beneath(
     root: str, relpath: str, data: bytes, owner: tuple[int, int] | None, mode: int = 0o644
 ) -> None:
+    """Write `data` at `relpath` beneath the directory `root`, as `Sandbox.write_file` does:
+    parents created (owned by `owner`, a (uid, gid) or None), every component opened without
+    following a symlink (a symlink or file where a directory goes is replaced by a directory),
+    the file itself replaced, never written through. ValueError for an absolute or escaping
+    `relpath`."""
     parts = _parts(relpath)
     dfd = _open_parent(root, parts, create=True, owner=owner)
     try:
@@ -187,6 +236,13 @@ def write_beneath(
 
 
 def read_beneath(root: str, relpath: str, max_bytes: int) -> bytes:
+    """At most `max_bytes` of the regular file at `relpath` beneath the directory `root`,
+    read without following a symlink on any component: for reading what a payload wrote into
+    a directory it could write (a run directory, a build tree bound into the sandbox), as root,
+    safely. Raises ValueError for an absolute or escaping `relpath` (``..``),
+    FileNotFoundError when it is not there, NotADirectoryError when a directory on the way is
+    a symlink or a file, PermissionError when the file is a symlink or not a regular file (a
+    FIFO would block the reader forever)."""
     parts = _parts(relpath)
     dfd = _open_parent(root, parts, create=False, owner=None)
     try:
@@ -383,8 +439,9 @@ def _make(backend: str, **options: Any) -> Sandbox:
 @contextlib.asynccontextmanager
 async def open_sandbox(backend: str | None = None, **options: object) -> AsyncIterator[Sandbox]:
     """A started sandbox with a fresh run directory, closed (directory removed) on exit.
-    backend: "bwrap" (default, or $CODEGEN_SANDBOX), "docker", "unsafe-local"."""
-    sb = _make(backend or os.environ.get("CODEGEN_SANDBOX") or DEFAULT_BACKEND, **options)
+    backend: "bwrap", "docker", "unsafe-local"; None: `current_backend()` (the innermost
+    `use_backend` block's, else $CODEGEN_SANDBOX, else "bwrap")."""
+    sb = _make(backend or current_backend(), **options)
     try:
         await sb.start()
     except BaseException:

@@ -8,20 +8,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .base import FileContent, Sandbox, _make
+from .base import FileContent, Sandbox, _make, current_backend
 from .types import ExecResult, Limits
 
 
 class SyncSandbox:
     def __init__(self, backend: str | None = None, **options: Any) -> None:
-        import os
-
-        from .base import DEFAULT_BACKEND
-
+        """backend: as `open_sandbox`'s (None: `current_backend()`, read here, in the caller's
+        context, not on this wrapper's private loop)."""
         self._runner = asyncio.Runner()
-        self._sb: Sandbox = _make(
-            backend or os.environ.get("CODEGEN_SANDBOX") or DEFAULT_BACKEND, **options
-        )
+        self._sb: Sandbox = _make(backend or current_backend(), **options)
         try:
             self._runner.run(self._sb.start())
         except BaseException:
