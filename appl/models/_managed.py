@@ -23,6 +23,7 @@ import time
 from dataclasses import replace
 
 from appl.accounting import Reservation, estimate_prompt_tokens, reserve
+from appl.clock import SYSTEM_CLOCK, Clock
 from appl.config import ModelConfig
 from appl.errors import (
     BadResponseError,
@@ -38,15 +39,22 @@ from appl.types import Choice, GenRequest, GenResponse, ModelAPI, TextCallback, 
 
 
 class ManagedModel:
-    """Wraps a provider's ModelAPI with the model's limits, the retry policy and accounting."""
+    """Wraps a provider's ModelAPI with the model's limits, the retry policy and accounting.
 
-    def __init__(self, config: ModelConfig, inner: ModelAPI) -> None:
+    `clock` decides the rate limits and the waits between retries (tests pass a fake one);
+    `latency_s` measures the real call, and the provider's timeout stays real, in its HTTP
+    client."""
+
+    def __init__(
+        self, config: ModelConfig, inner: ModelAPI, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.name = config.alias
         self.config = config
         self.inner = inner
+        self.clock = clock
         self._semaphore = asyncio.Semaphore(config.max_concurrency)
-        self._rpm = RequestRateLimiter(config.rpm) if config.rpm else None
-        self._tpm = TokenBucket(config.tpm) if config.tpm else None
+        self._rpm = RequestRateLimiter(config.rpm, clock=clock) if config.rpm else None
+        self._tpm = TokenBucket(config.tpm, clock=clock) if config.tpm else None
         self.in_flight = 0  # attempts currently holding a concurrency slot
         self._prepared = False
         self._emulated_calls = 0  # numbers the ids of emulated tool calls
@@ -198,7 +206,7 @@ class ManagedModel:
                     ) from error
                 if not _retryable(error) or attempts > config.max_retries:
                     raise self._give_up(error, attempts) from error
-                await asyncio.sleep(self._backoff(attempts, error.retry_after))
+                await self.clock.sleep(self._backoff(attempts, error.retry_after))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         ceiling = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (attempt - 1))

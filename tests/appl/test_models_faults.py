@@ -16,9 +16,10 @@ from appl.errors import (
     ServerError,
 )
 from appl.models import get_model
-from appl.testing import Rule
+from appl.testing import FakeClock, Rule
 from appl.testing.pytest_plugin import MakeScripted
 from appl.types import GenRequest, Message
+from tests.appl.helpers_clock import on_fake_clock
 
 
 def ask(text: str, **kw: object) -> GenRequest:
@@ -27,18 +28,22 @@ def ask(text: str, **kw: object) -> GenRequest:
 
 async def test_429_honours_retry_after_then_succeeds(scripted: MakeScripted) -> None:
     server = scripted([Rule(faults=["429"], retry_after=1, reply="ok")])
-    started = time.monotonic()
-    response = await get_model().generate(ask("q"))
-    elapsed = time.monotonic() - started
+    clock = FakeClock()
+    model, departures = on_fake_clock(clock)
+    async with clock.autojump():
+        response = await model.generate(ask("q"))
     assert response.text == "ok" and response.retries == 1 and len(server.requests) == 2
-    assert 1.0 <= elapsed < 4.0  # waited the Retry-After second, not the 10 ms backoff
+    assert clock.sleeps == [1.0]  # the Retry-After second, not the 10 ms backoff
+    assert departures.times == [0.0, 1.0]
 
 
 async def test_429_retry_after_is_capped(scripted: MakeScripted) -> None:
     scripted([Rule(faults=["429"], retry_after=3600, reply="ok")], model={"retry_after_cap_s": 0.1})
-    started = time.monotonic()
-    assert (await get_model().generate(ask("q"))).text == "ok"
-    assert time.monotonic() - started < 3.0
+    clock = FakeClock()
+    model, _ = on_fake_clock(clock)
+    async with clock.autojump():
+        assert (await model.generate(ask("q"))).text == "ok"
+    assert clock.sleeps == [0.1]  # not the hour the server asked for
 
 
 async def test_500_then_success(scripted: MakeScripted) -> None:
@@ -76,7 +81,9 @@ async def test_hang_fires_the_timeout(scripted: MakeScripted) -> None:
     started = time.monotonic()
     with pytest.raises(ModelTimeoutError, match=r"timeout \(0.3s\) on 2 attempts"):
         await get_model().generate(ask("q"))
-    assert time.monotonic() - started < 4.0
+    # the timeout is the HTTP client's, on the real clock: a hang holds until the server
+    # stops, so ending at all proves it fired; the cap is 50x the 0.6 s expected, for load
+    assert time.monotonic() - started < 30.0
     assert len(server.requests) == 2
 
 
