@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import os
-import sys
-import threading
 import time
 import traceback
 from collections.abc import Awaitable, Sequence
@@ -37,6 +35,7 @@ from codegen_eval.log import (
     score_key,
     versions,
 )
+from codegen_eval.progress import Progress as _Progress
 from codegen_eval.types import (
     Candidate,
     Executor,
@@ -133,105 +132,6 @@ async def guarded_score(scorer: Any, sample: Sample, cand: Candidate, timeout_s:
     except Exception as exc:  # a broken scorer is recorded, never fatal
         tb = traceback.format_exception_only(type(exc), exc)
         return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation="".join(tb).strip())
-
-
-class _Progress:
-    """Progress of generation and scoring on stderr: rich bars on a terminal; elsewhere (a CI
-    log, a pipe) one plain line every `interval_s`, so a long run never looks hung. A no-op
-    when disabled."""
-
-    def __init__(self, enabled: bool, interval_s: float = 30.0) -> None:
-        self._p: Any = None
-        self._lines = False
-        self._totals = {"gen": 0, "score": 0}
-        self._done = {"gen": 0, "score": 0}
-        self._t0 = time.monotonic()
-        self._interval_s = interval_s
-        self._next_line = self._t0 + interval_s
-        self._status = ""
-        self._executor_row: Any = None
-        if enabled and not sys.stderr.isatty():
-            self._lines = True
-        elif enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-            self._p = Progress(
-                "[progress.description]{task.description}",
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-            )
-            self._gen = self._p.add_task("generate", total=0)
-            self._score = self._p.add_task("score", total=0)
-
-    def __enter__(self) -> _Progress:
-        if self._p is not None:
-            self._p.start()
-        elif self._lines:
-            # a heartbeat: a line every interval even while nothing finishes (one slow model
-            # call on a local model can take minutes; a pipe must not look hung meanwhile)
-            self._stop = threading.Event()
-            self._beat = threading.Thread(target=self._heartbeat, daemon=True, name="progress")
-            self._beat.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._p is not None:
-            self._p.stop()
-        elif self._lines:
-            self._stop.set()
-            self._beat.join()
-
-    def _heartbeat(self) -> None:
-        while not self._stop.wait(max(0.05, self._next_line - time.monotonic())):
-            if time.monotonic() >= self._next_line:
-                self._next_line = time.monotonic() + self._interval_s
-                print(self.line(), file=sys.stderr, flush=True)
-
-    def add(self, *, gen: int = 0, score: int = 0) -> None:
-        self._totals["gen"] += gen
-        self._totals["score"] += score
-        if self._p is not None:
-            if gen:
-                self._p.update(self._gen, total=(self._p.tasks[self._gen].total or 0) + gen)
-            if score:
-                self._p.update(self._score, total=(self._p.tasks[self._score].total or 0) + score)
-
-    def done(self, *, gen: int = 0, score: int = 0) -> None:
-        self._done["gen"] += gen
-        self._done["score"] += score
-        if self._p is not None:
-            if gen:
-                self._p.advance(self._gen, gen)
-            if score:
-                self._p.advance(self._score, score)
-        elif self._lines and time.monotonic() >= self._next_line:
-            self._next_line = time.monotonic() + self._interval_s
-            print(self.line(), file=sys.stderr, flush=True)
-
-    def status(self, text: str) -> None:
-        """An executor's own state (e.g. slurm jobs queued / running / done)."""
-        if text == self._status:
-            return
-        self._status = text
-        if self._p is not None:
-            if self._executor_row is None:
-                self._executor_row = self._p.add_task(text, total=None)
-            self._p.update(self._executor_row, description=text)
-        elif self._lines and time.monotonic() >= self._next_line:
-            self._next_line = time.monotonic() + self._interval_s
-            print(self.line(), file=sys.stderr, flush=True)
-
-    def line(self) -> str:
-        elapsed = int(time.monotonic() - self._t0)
-        extra = f"; {self._status}" if self._status else ""
-        return (
-            f"progress: scored {self._done['score']}/{self._totals['score']}, "
-            f"generated {self._done['gen']}/{self._totals['gen']} "
-            f"({elapsed // 60}m{elapsed % 60:02d}s){extra}"
-        )
 
 
 class _Run:

@@ -3,14 +3,17 @@ the score cache, and a model behind a real scripted OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import io
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 import appl
-from appl.testing import Rule, ScriptedServer
+from appl.testing import FakeClock, Rule, ScriptedServer
 from codegen_eval.log import read_log
+from codegen_eval.progress import Progress
 from codegen_eval.report import summarize
 from codegen_eval.runner import RunAborted, RunConfig, run_eval
 from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
@@ -221,14 +224,29 @@ async def test_resume_with_retry_infra_redoes_only_the_infra_errors(tmp_path: Pa
                for c in contents.candidates.values())  # fmt: skip
 
 
-def test_progress_on_a_pipe_beats_while_nothing_finishes(capsys) -> None:
-    import time as _time
+def test_progress_on_a_pipe_beats_while_nothing_finishes() -> None:
+    """The heartbeat thread prints a line at every interval of the (fake) clock while no
+    generation or score finishes: one slow model call must not look like a hung run."""
+    clock, out = FakeClock(), io.StringIO()
 
-    from codegen_eval.runner import _Progress
+    def lines() -> list[str]:
+        return [ln for ln in out.getvalue().splitlines() if ln.startswith("progress:")]
 
-    with _Progress(True, interval_s=0.1) as progress:
+    def wait_for(count: int, cap_s: float = 30) -> list[str]:  # the thread prints on its own
+        deadline = time.monotonic() + cap_s
+        while len(lines()) < count and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return lines()
+
+    with Progress(True, interval_s=30, clock=clock, out=out) as progress:
         progress.add(gen=3, score=3)
-        _time.sleep(0.6)  # one slow model call: nothing is done yet
-    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("progress:")]
-    assert len(lines) >= 2, lines  # generous: a line every 0.1 s would give about 6
-    assert lines[0].startswith("progress: scored 0/3, generated 0/3")
+        clock.advance(29.9)
+        assert wait_for(1, cap_s=0.3) == []  # not due yet
+        for seconds in (30, 60, 90):
+            clock.advance(seconds - clock.monotonic())
+            assert len(wait_for(seconds // 30)) == seconds // 30, lines()
+    assert lines() == [
+        "progress: scored 0/3, generated 0/3 (0m30s)",
+        "progress: scored 0/3, generated 0/3 (1m00s)",
+        "progress: scored 0/3, generated 0/3 (1m30s)",
+    ]
