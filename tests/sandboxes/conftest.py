@@ -20,6 +20,12 @@ from sandboxes.docker_backend import DockerSandbox
 
 REPO = Path(__file__).resolve().parents[2]
 
+# A wall limit far beyond any honest run, for tests whose subject is another limit (output,
+# CPU): the run must end by that limit well before this one. The kill is real, so the clock
+# is; the bound is relative: docker's flood tests took 22 s at load 25 where the cut takes
+# 0.1 s idle, and a harness that cut only at the wall limit would take 120 s.
+WALL_FAR_S = 120.0
+
 
 @functools.cache
 def docker_local_up() -> None:
