@@ -4,7 +4,6 @@ dependencies, streaming, sync programs, cancellation and error propagation."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -23,13 +22,12 @@ async def test_independent_gens_run_in_parallel(scripted) -> None:
         futures = [gen() for _ in range(10)]
         return [await f for f in futures]
 
-    started = time.monotonic()
     answers = await fan_out()
-    elapsed = time.monotonic() - started
     assert answers == ["ok"] * 10
     assert len(server.requests) == 10
-    assert server.max_in_flight >= 8  # the server saw them overlap
-    assert elapsed < 10 * 0.3 / 2, f"10 gens of 0.3 s took {elapsed:.2f} s: not parallel"
+    # the server saw them overlap: an observation, where a bound on the wall time (< 1.5 s)
+    # was a guess that a loaded machine could break (serialized, the most in flight is 1)
+    assert server.max_in_flight >= 8
 
 
 async def test_gen_waiting_on_a_pending_future_does_not_block_later_gens(scripted) -> None:
@@ -44,7 +42,7 @@ async def test_gen_waiting_on_a_pending_future_does_not_block_later_gens(scripte
     )
 
     @ppl
-    async def program() -> tuple[str, str, str, float]:
+    async def program() -> tuple[str, str, str, bool]:
         """A test program."""
         "FIRST question"
         first = gen()
@@ -52,8 +50,8 @@ async def test_gen_waiting_on_a_pending_future_does_not_block_later_gens(scripte
         dependent = gen()
         assert not dependent.done()  # gen() returned at once although its input is pending
         side_answer = await side()  # written after the dependent gen, must not wait for it
-        side_done = time.monotonic() - started
-        return await dependent, await first, side_answer, side_done
+        chain_pending = not first.done()
+        return await dependent, await first, side_answer, chain_pending
 
     @ppl
     async def side() -> str:
@@ -61,10 +59,9 @@ async def test_gen_waiting_on_a_pending_future_does_not_block_later_gens(scripte
         "SIDE question"
         return await gen()
 
-    started = time.monotonic()
-    dependent, first, side_answer, side_done = await program()
+    dependent, first, side_answer, chain_pending = await program()
     assert (dependent, first, side_answer) == ("beta", "alpha", "side")
-    assert side_done < 0.5, "the independent gen waited for the chain"
+    assert chain_pending, "the independent gen waited for the chain"  # SIDE 0.1 s, FIRST 0.6 s
     # the dependent request left only after FIRST was answered, with FIRST's text in it
     assert arrivals.first("Now use alpha") >= arrivals.first("FIRST") + 0.55
     assert arrivals.first("SIDE") < arrivals.first("Now use alpha")
@@ -112,13 +109,11 @@ def test_sync_program_runs_the_loop_and_blocks_only_on_use() -> None:
             more = [gen() for _ in range(4)]
             return str(first), more
 
-        started = time.monotonic()
         answer, more = program("capital of France?")
-        elapsed = time.monotonic() - started
         assert answer == "Paris"
         assert [m.value() for m in more] == ["Paris"] * 4  # resolved: the run waited for them
         assert len(server.requests) == 5
-        assert elapsed < 5 * 0.2, f"sync program took {elapsed:.2f}s: gens were serialized"
+        assert server.max_in_flight >= 2, "gens were serialized"  # 0.2 s each: they overlap
         assert server.requests[0]["messages"] == [
             {"role": "user", "content": "Question: capital of France?"}
         ]

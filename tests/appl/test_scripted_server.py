@@ -168,10 +168,8 @@ async def test_latency_and_max_in_flight_are_recorded() -> None:
         )
         elapsed = time.monotonic() - started
         await c.close()
-    assert (
-        0.2 <= elapsed < 3.0
-    )  # concurrent: not 5 x 0.2 s back to back ... within a generous bound
-    assert server.max_in_flight == 5 and server.in_flight == 0
+    assert elapsed >= 0.2  # the latency was applied (a lower bound: load only adds to it)
+    assert server.max_in_flight == 5 and server.in_flight == 0  # concurrent, not back to back
 
 
 async def test_no_matching_rule_without_default_is_a_clear_400() -> None:
@@ -212,13 +210,16 @@ def test_bad_rules_are_rejected_at_construction() -> None:
 
 async def test_stop_releases_hung_requests() -> None:
     server = ScriptedServer(rules=[Rule(faults=["hang"])]).start()
-    c = client(server, timeout=10)
+    c = client(server, timeout=120)
     task = asyncio.create_task(c.chat.completions.create(model="m", messages=user("q")))
     while not server.requests:  # noqa: ASYNC110 (the server thread appends; no event to await)
         await asyncio.sleep(0.01)
     started = time.monotonic()
     await asyncio.to_thread(server.stop)
-    with pytest.raises(openai.APIConnectionError):
+    with pytest.raises(openai.APIConnectionError) as caught:
         await task
-    assert time.monotonic() - started < 5
+    # the connection was closed by the stop, not given up by the client's timeout (its error
+    # is a subclass); the real-time cap is half that timeout, far above a loaded machine's lag
+    assert not isinstance(caught.value, openai.APITimeoutError), caught.value
+    assert time.monotonic() - started < 60
     await c.close()
