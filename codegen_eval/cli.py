@@ -386,6 +386,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     from codegen_eval.runner import RunAborted, RunConfig, run_eval_sync
     from codegen_eval.selection import SelectionError, check_selection, match_samples_file
     from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
+    from sandboxes import current_backend, use_backend
 
     notes: list[str] = []
     logged_header: dict[str, Any] = {}
@@ -396,8 +397,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         raise CliError(
             f"--log {args.log} is a directory; give a file, e.g. {Path(args.log) / 'run.jsonl'}"
         )
-    args.sandbox = args.sandbox or os.environ.get("CODEGEN_SANDBOX") or "bwrap"
-    os.environ["CODEGEN_SANDBOX"] = args.sandbox  # open_sandbox() reads it
+    args.sandbox = args.sandbox or current_backend()  # $CODEGEN_SANDBOX: read, never set
     absolutize_paths(args)
     _check_options(args)
     cvdp_cli.check_options(args)
@@ -500,7 +500,8 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     if args.executor == "slurm":
         config.executor = slurm_executor(args, plugins, log_path, header[HEADER_KEY])
     try:
-        result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
+        with use_backend(args.sandbox):  # for scorers given no backend (plugin suites)
+            result = run_eval_sync(tasks, solver, log_path, config, resume=args.resume)
     except KeyboardInterrupt:
         from codegen_eval.cli_views import report_interrupted
 

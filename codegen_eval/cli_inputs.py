@@ -34,7 +34,7 @@ def tasks_from_args(args: argparse.Namespace) -> list[Task]:
     tasks: list[Task] = []
     for name in args.suite:
         try:
-            tasks.append(get_suite(name))
+            tasks.append(get_suite(name, backend=args.sandbox))
         except UnknownSuiteError as exc:
             raise CliError(str(exc)) from None
         except ImportError as exc:
@@ -42,7 +42,7 @@ def tasks_from_args(args: argparse.Namespace) -> list[Task]:
     if args.humaneval:
         from codegen_eval.readers import load_humaneval
 
-        tasks.append(load_humaneval(args.humaneval, sandbox=args.sandbox))
+        tasks.append(load_humaneval(args.humaneval, backend=args.sandbox))
     if args.pareval:
         tasks.extend(pareval_tasks(args))
     if args.verilogeval:
@@ -84,7 +84,7 @@ def pareval_tasks(args: argparse.Namespace) -> list[Task]:
         raise CliError("--pareval-cores must be >= 1")
     options: dict[str, Any] = {
         "models": models,
-        "sandbox": args.sandbox,
+        "backend": args.sandbox,
         "verdict": args.pareval_verdict,
         "cores": args.pareval_cores,
         "launch_configs": args.pareval_launch_configs,

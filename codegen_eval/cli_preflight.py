@@ -43,10 +43,10 @@ def slurm_executor(
     spec = {
         "factory": "codegen_eval.cli:tasks_from_options",
         "kwargs": {"options": task_options, "plugins": list(plugins)},
-        "env": {
-            "CODEGEN_SANDBOX": args.sandbox,
-            MPI_LAUNCHER_ENV: "srun" if args.slurm_mpi_steps else "sandbox",
-        },
+        # the worker scores in a use_backend block of this name (its tasks get it too, as
+        # the recorded `sandbox` option): never through the compute node's environment
+        "backend": args.sandbox,
+        "env": {MPI_LAUNCHER_ENV: "srun" if args.slurm_mpi_steps else "sandbox"},
     }
     executor = SlurmExecutor(options, spec)
     try:

@@ -10,6 +10,7 @@ a suite whose toolchain is missing fails only when it is used, with a clear erro
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -57,13 +58,31 @@ def _load(name: str) -> None:
         importlib.import_module(module)
 
 
-def get_suite(name: str, **options: Any) -> Task:
-    """Build the Task for suite `name`; options are suite-specific (e.g. variants, limit)."""
+def get_suite(name: str, *, backend: str | None = None, **options: Any) -> Task:
+    """Build the Task for suite `name`; options are suite-specific (e.g. variants, limit).
+
+    backend: the sandbox backend the suite's scorer opens, handed to a factory that takes
+    `backend` (or **options); a factory that takes neither is called without it, and its
+    scorer opens `sandboxes.current_backend()` (the run's `use_backend` block)."""
     _load(name)
     if name not in _REGISTRY:
         known = ", ".join(sorted(set(_REGISTRY) | set(_BUILTIN_MODULES)))
         raise UnknownSuiteError(f"unknown suite {name!r}; known suites: {known}")
-    return _REGISTRY[name].factory(**options)
+    factory = _REGISTRY[name].factory
+    if backend is not None and _takes(factory, "backend"):
+        options["backend"] = backend
+    return factory(**options)
+
+
+def _takes(factory: SuiteFactory, keyword: str) -> bool:
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read (a builtin): do not guess
+        return False
+    return any(
+        p.kind is p.VAR_KEYWORD or (p.name == keyword and p.kind is not p.POSITIONAL_ONLY)
+        for p in params
+    )
 
 
 def list_suites() -> list[SuiteInfo]:

@@ -5,7 +5,8 @@
 run by the job script the executor submits (one job-array element per batch). It reads
 `batch-$SLURM_ARRAY_TASK_ID.json`, rebuilds the tasks from the batch's task spec (a
 "module:function" returning the run's tasks, with JSON arguments: the same suites, options and
-sandbox backend as the submitting run), scores each candidate with the suite's own scorer (so
+sandbox backend as the submitting run; the spec's `backend` is also the backend of the
+`use_backend` block the worker scores in), scores each candidate with the suite's own scorer (so
 in the project's sandbox, with the suite's limits) and appends one JSON line per candidate to
 `result-$SLURM_ARRAY_TASK_ID.jsonl` the moment it is scored. The submitter tails that file, so
 results stream back while the job runs; a job killed half-way leaves the finished half behind
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.types import Candidate, Score, Task
+from sandboxes import use_backend
 
 _PROCESS_START = time.time()  # the worker's own start-up (imports) counts as job overhead
 
@@ -108,10 +110,17 @@ def build_tasks(spec: dict[str, Any]) -> list[Task]:
 
 
 async def score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int:
-    from codegen_eval.runner import guarded_score
-
+    """Score the batch's candidates into `out_path`, in the spec's backend (`backend`: the
+    submitting run's choice, shipped in the spec, not read from this node's environment)."""
     for name, value in (batch.get("task_spec", {}).get("env") or {}).items():
         os.environ[str(name)] = str(value)
+    with use_backend(batch.get("task_spec", {}).get("backend")):
+        return await _score_batch(batch, out_path, job_id)
+
+
+async def _score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> int:
+    from codegen_eval.runner import guarded_score
+
     started = _PROCESS_START
     tasks = {t.name: t for t in build_tasks(batch["task_spec"])}
     ready = time.time()

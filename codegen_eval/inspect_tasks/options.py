@@ -120,7 +120,9 @@ def parse_common(
         raise TaskOptionError(f"{task}: -T samples is read only by -T solver=file")
     if samples_path is not None and not samples_path.is_file():
         raise TaskOptionError(f"{task}: -T samples={samples_path}: no such file")
-    chosen = str(backend or os.environ.get("CODEGEN_SANDBOX") or "bwrap")
+    from sandboxes import current_backend  # $CODEGEN_SANDBOX: the user's default, read here
+
+    chosen = str(backend or current_backend())
     if chosen not in BACKENDS:
         raise TaskOptionError(
             f"{task}: -T backend={chosen} is not supported (one of {', '.join(BACKENDS)})"
@@ -181,13 +183,11 @@ def _run_blocking(make: Callable[[], Any]) -> Any:
     return box["value"]
 
 
-def use_backend(task: str, backend: str) -> None:
-    """Select the sandbox backend our scorers open (`$CODEGEN_SANDBOX`, read by
-    sandboxes.open_sandbox) and run `true` in it once: a backend that cannot start is one
-    line now, not an infra_error per sample later."""
+def check_backend(task: str, backend: str) -> None:
+    """Run `true` once in the backend the task's scorers will open (the task hands
+    `backend` to the suite or reader explicitly; nothing global is set): a backend that cannot
+    start is one line now, not an infra_error per sample later."""
     from sandboxes import Limits, SandboxError, open_sandbox
-
-    os.environ["CODEGEN_SANDBOX"] = backend
 
     async def probe() -> Any:
         async with open_sandbox(backend) as sb:

@@ -17,10 +17,10 @@ from inspect_ai import Task, task
 
 from codegen_eval.inspect_tasks.options import (
     TaskOptionError,
+    check_backend,
     need_path,
     parse_common,
     reject_unknown,
-    use_backend,
 )
 from codegen_eval.inspect_tasks.tasks import PACKAGE, _common_of, _registered, build_task
 
@@ -56,7 +56,7 @@ def verilogeval(
     common = parse_common(name, **_common_of(locals()))
     source = need_path(name, "path", path, kind="checkout")
     desc = need_path(name, "descriptions", descriptions) if descriptions else None
-    use_backend(name, common.backend)
+    check_backend(name, common.backend)
     try:
         chosen, _ = resolve_mode(source, mode)
         suite = read(
@@ -112,13 +112,13 @@ def pareval(
     if cores is not None and int(cores) < 1:
         raise TaskOptionError(f"{name}: -T cores must be >= 1")
     configs = need_path(name, "launch_configs", launch_configs) if launch_configs else None
-    use_backend(name, common.backend)
+    check_backend(name, common.backend)
     try:
         suite = load_pareval(
             source,
             prompts=str(prompts),
             models=tuple(m for m in str(models).split(",") if m),
-            sandbox=common.backend,
+            backend=common.backend,
             verdict=str(verdict),
             cores=int(cores) if cores is not None else None,
             launch_configs=configs,
@@ -152,9 +152,9 @@ def humaneval(
     reject_unknown(name, unknown, ("path",))
     common = parse_common(name, **_common_of(locals()))
     source = need_path(name, "path", path, kind="file.jsonl")
-    use_backend(name, common.backend)
+    check_backend(name, common.backend)
     try:
-        suite = load_humaneval(source, sandbox=common.backend)
+        suite = load_humaneval(source, backend=common.backend)
     except (OSError, ValueError) as exc:
         raise TaskOptionError(f"{name}: {exc}") from None
     return build_task(name, suite, common)

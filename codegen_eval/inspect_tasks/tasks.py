@@ -27,9 +27,9 @@ from codegen_eval.inspect_tasks.options import (
     DEFAULT_TEMPERATURE,
     Common,
     TaskOptionError,
+    check_backend,
     parse_common,
     reject_unknown,
-    use_backend,
 )
 from codegen_eval.inspect_tasks.scorer import verdict_scorer
 from codegen_eval.inspect_tasks.solvers import candidate_solver, repair_solver
@@ -182,10 +182,10 @@ def _builtin(short: str, suite_name: str, options: dict[str, Any], unknown: dict
     name = f"{PACKAGE}/{short}"
     reject_unknown(name, unknown)
     common = parse_common(name, **options)
-    use_backend(name, common.backend)
+    check_backend(name, common.backend)
     from codegen_eval.registry import get_suite
 
-    return build_task(name, get_suite(suite_name), common)
+    return build_task(name, get_suite(suite_name, backend=common.backend), common)
 
 
 # ------------------------------------------------------------------ built-in suites

@@ -40,6 +40,7 @@ from sandboxes import Limits, open_sandbox
 from sandboxes.qemu import extract_vmlinux
 
 from .buildrun import (
+    GYM_BACKEND,
     PATCH_CMD,
     apply_confined,
     candidate_build_dir,
@@ -288,7 +289,7 @@ class ModuleBuilder:
             for p in (self.kdir, self.obj_dir)
             if p is not None and not str(p.resolve()).startswith("/usr/")
         )
-        async with open_sandbox("bwrap", extra_ro_binds=binds) as sb:
+        async with open_sandbox(GYM_BACKEND, extra_ro_binds=binds) as sb:
             for name, data in sources.items():
                 await sb.write_file(f"src/{name}", data)
             if patch_text.strip():

@@ -28,10 +28,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sandboxes import ExecResult, Limits, open_sandbox
-from sandboxes.base import read_beneath, sandbox_uid
+from sandboxes import ExecResult, Limits, open_sandbox, read_beneath, sandbox_uid
 
 __all__ = [
+    "GYM_BACKEND",
     "PATCH_CMD",
     "TREE_BUILD_LIMITS",
     "apply_confined",
@@ -51,6 +51,13 @@ __all__ = [
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+# The gym's sandbox backend, whatever a run's --sandbox says: its steps bind host directories
+# into the sandbox (the kernel tree and object directories read-only, a candidate's source
+# copy and build directory writable through extra_rw_binds, which only bwrap offers) and run
+# the host's own compilers and make on them, at the paths the kernel build recorded; docker's
+# image has neither, and unsafe-local would let a candidate's Makefile run as root.
+GYM_BACKEND = "bwrap"
 
 
 # How to stop the builds started under one `in_build_thread` call: one callable per running
@@ -267,7 +274,7 @@ def confined_shell(
     binds = {"extra_ro_binds": ro, "extra_rw_binds": tuple(rw)}
 
     async def job() -> tuple[int, str]:
-        async with open_sandbox("bwrap", **binds) as sb:
+        async with open_sandbox(GYM_BACKEND, **binds) as sb:
             r = await sb.exec(
                 ["sh", "-c", script],
                 files=files,
@@ -407,7 +414,7 @@ def apply_confined(tree: Path, patches: list[str], *, at: Path) -> tuple[bool, s
     files = {f"p{i}.patch": p for i, p in enumerate(patches)}
 
     async def job() -> tuple[bool, str]:
-        async with open_sandbox("bwrap", extra_rw_binds=((str(tree), str(at)),)) as sb:
+        async with open_sandbox(GYM_BACKEND, extra_rw_binds=((str(tree), str(at)),)) as sb:
             r = await sb.exec(["sh", "-c", script], files=files, limits=SOURCE_PATCH_LIMITS)
         return r.ok, exec_log(r)
 

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from sandboxes import Limits, open_sandbox
 
+from .buildrun import GYM_BACKEND
 from .elfread import Elf, code_targets, read_elf, stray_code_pointers
 
 __all__ = [
@@ -386,7 +387,7 @@ DISASSEMBLE_LIMITS = Limits(wall_s=300, memory_mb=2048, pids=16, output_bytes=25
 
 async def _disassemble(objects: Sequence[bytes]) -> list[str]:
     out: list[str] = []
-    async with open_sandbox("bwrap") as sb:
+    async with open_sandbox(GYM_BACKEND) as sb:
         for i, data in enumerate(objects):
             name = f"obj{i}.o"
             await sb.write_file(name, data)

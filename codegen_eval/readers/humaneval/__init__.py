@@ -19,6 +19,7 @@ from typing import Any
 
 from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers._jsonl import jsonl_records
+from codegen_eval.readers._renamed import backend_keyword
 from codegen_eval.readers.humaneval.scorer import HumanEvalScorer, assemble, candidate_program
 from codegen_eval.types import Sample, Task
 
@@ -55,7 +56,8 @@ def load_humaneval(
     *,
     name: str = "humaneval",
     language: str | None = None,
-    sandbox: str | None = None,
+    backend: str | None = None,
+    sandbox: str | None = None,  # deprecated spelling of backend
 ) -> Task:
     p = Path(path)
     if not p.exists():
@@ -87,6 +89,6 @@ def load_humaneval(
     return Task(
         name=name,
         dataset=samples,
-        scorer=HumanEvalScorer(sandbox=sandbox),
+        scorer=HumanEvalScorer(backend=backend_keyword(backend, sandbox, "load_humaneval")),
         metadata={"source": str(p)},
     )

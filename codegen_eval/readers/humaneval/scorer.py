@@ -21,6 +21,7 @@ from typing import Any
 
 from codegen_eval import tagging
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
+from codegen_eval.readers._renamed import backend_keyword
 from codegen_eval.readers.humaneval import cxx
 from codegen_eval.readers.humaneval.trusted import (
     C_HEADERS,
@@ -94,12 +95,13 @@ class HumanEvalScorer:
     def __init__(
         self,
         *,
-        sandbox: str | None = None,
+        backend: str | None = None,
         wall_s: float = 10.0,
         call_s: float = 5.0,
         trusted: bool = True,
+        sandbox: str | None = None,  # deprecated spelling of backend
     ) -> None:
-        self.sandbox = sandbox
+        self.backend = backend_keyword(backend, sandbox, "HumanEvalScorer")
         self.wall_s = wall_s
         self.call_s = min(call_s, wall_s)
         self.trusted = trusted
@@ -131,7 +133,7 @@ class HumanEvalScorer:
             "log": "cand.log",
         }
         body = json.dumps(request).encode()
-        async with open_sandbox(self.sandbox, extra_ro_binds=(str(harness.root),)) as sb:
+        async with open_sandbox(self.backend, extra_ro_binds=(str(harness.root),)) as sb:
             r = await sb.exec(
                 ["python3", "-I", str(harness.trusted)],
                 files={"cand.py": candidate_program(sample, code)},
@@ -164,7 +166,7 @@ class HumanEvalScorer:
             lang,
             checker_flags,
             _libs(prompt, test),
-            self.sandbox,
+            self.backend,
         )
         if checker is None:
             return await self._in_process(sample, code, why.splitlines()[0][:300])
@@ -173,10 +175,10 @@ class HumanEvalScorer:
         if lang == "c":
             build = [cc, *flags]
         else:
-            pch = await candidate_pch(self.sandbox)
+            pch = await candidate_pch(self.backend)
             build = [cc, *PCH_FLAGS, "-include", str(pch) if pch else "he_rpc.hpp"]
         key = tagging.new_key()
-        async with open_sandbox(self.sandbox, extra_ro_binds=(str(cache_root()),)) as sb:
+        async with open_sandbox(self.backend, extra_ro_binds=(str(cache_root()),)) as sb:
             c = await sb.exec(
                 [*build, "-o", "prog", src, *_libs(program)],
                 files={src: program, **{h: header_text(h) for h in C_HEADERS}},
@@ -208,7 +210,7 @@ class HumanEvalScorer:
         lang = sample.metadata.get("language", "python")
         program = assemble(sample, code)
         run_limits = Limits(wall_s=self.wall_s, memory_mb=512)
-        async with open_sandbox(self.sandbox) as sb:
+        async with open_sandbox(self.backend) as sb:
             if lang == "python":
                 r = await sb.exec(
                     ["python3", "prog.py"], files={"prog.py": program}, limits=run_limits

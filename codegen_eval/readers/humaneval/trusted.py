@@ -17,7 +17,6 @@ the test's expected values out of the binary.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -102,30 +101,33 @@ async def python_harness() -> PythonHarness:
     )
 
 
-def _backend(sandbox: str | None) -> bytes:
-    """Builds made in one backend's sandbox run in that backend (its compiler, its libs)."""
-    return (sandbox or os.environ.get("CODEGEN_SANDBOX") or "bwrap").encode()
+def _backend(backend: str | None) -> bytes:
+    """Builds made in one backend's sandbox run in that backend (its compiler, its libs): the
+    one `open_sandbox(backend)` opens here, so the cache key names what was really used."""
+    from sandboxes import current_backend
+
+    return (backend or current_backend()).encode()
 
 
 _failed: dict[str, str] = {}  # checker builds that failed in this process: key -> reason
 PCH_FLAGS = ["-std=c++17", "-O2", "-DHE_CANDIDATE=1"]
 
 
-async def candidate_pch(sandbox: str | None) -> Path | None:
+async def candidate_pch(backend: str | None) -> Path | None:
     """he_rpc.hpp precompiled for the candidate's build (its many standard headers cost
     ~0.5 s per sample otherwise), or None where it does not build. Compiled in a sandbox so
     that it matches the sandbox's compiler; g++ ignores a stale one and reads the text."""
     from sandboxes import Limits, open_sandbox
 
     key = digest(
-        b"pch", _backend(sandbox), gcc_id().encode(), " ".join(PCH_FLAGS).encode(),
+        b"pch", _backend(backend), gcc_id().encode(), " ".join(PCH_FLAGS).encode(),
         *(header_text(h).encode() for h in C_HEADERS),
     )  # fmt: skip
     if key in _failed:
         return None
 
     async def build(out: Path) -> dict[str, int]:
-        async with open_sandbox(sandbox) as sb:
+        async with open_sandbox(backend) as sb:
             r = await sb.exec(
                 ["g++", *PCH_FLAGS, "-x", "c++-header", "he_rpc.hpp", "-o", "he_rpc.hpp.gch"],
                 files={h: header_text(h) for h in C_HEADERS},
@@ -146,7 +148,7 @@ async def candidate_pch(sandbox: str | None) -> Path | None:
 
 
 async def compiled_checker(
-    source: str, lang: str, flags: list[str], libs: list[str], sandbox: str | None
+    source: str, lang: str, flags: list[str], libs: list[str], backend: str | None
 ) -> tuple[Path | None, str]:
     """(path of the compiled checker, "") or (None, why it could not be built). Built in a
     sandbox of its own from the problem's prompt and test and our headers, never from
@@ -155,7 +157,7 @@ async def compiled_checker(
 
     cc, src = ("gcc", "checker.c") if lang == "c" else ("g++", "checker.cpp")
     key = digest(
-        lang.encode(), source.encode(), " ".join(flags + libs).encode(), _backend(sandbox),
+        lang.encode(), source.encode(), " ".join(flags + libs).encode(), _backend(backend),
         gcc_id().encode(),
         *(header_text(h).encode() for h in C_HEADERS),
     )  # fmt: skip
@@ -164,7 +166,7 @@ async def compiled_checker(
 
     async def build(out: Path) -> dict[str, int]:
         files = {src: source, **{h: header_text(h) for h in C_HEADERS}}
-        async with open_sandbox(sandbox) as sb:
+        async with open_sandbox(backend) as sb:
             r = await sb.exec(
                 [cc, *flags, "-o", "he_checker", src, *libs],
                 files=files,

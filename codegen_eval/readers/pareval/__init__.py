@@ -19,6 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.readers._renamed import backend_keyword
 from codegen_eval.readers.pareval.checkout import (
     ALL_MODELS,
     DEFAULT_PROBLEM_SIZE,
@@ -117,12 +118,13 @@ def load_pareval(
     models: tuple[str, ...] | None = ("serial", "omp"),
     prompts: str = "generation",
     name: str | None = None,
-    sandbox: str | None = None,
+    backend: str | None = None,
     verdict: str = VERDICT_UPSTREAM,
     cores: int | None = None,
     launch_configs: str | os.PathLike[str] | None = None,
     known_bad: dict[tuple[str, str], str] | None = None,
     settings: RunSettings | None = None,
+    sandbox: str | None = None,
 ) -> Task:
     """A Task over a ParEval checkout. `source` is the checkout (prompts from
     prompts/<prompts>-prompts.json) or a prompts JSON file with `checkout` given. `cores` caps
@@ -204,7 +206,7 @@ def load_pareval(
         dataset=samples,
         scorer=ParEvalScorer(
             driver_sources=driver_sources,
-            sandbox=sandbox,
+            backend=backend_keyword(backend, sandbox, "load_pareval"),
             verdict=verdict,
             cores=cap,
             niter=_niter(driver_sources),

@@ -153,9 +153,9 @@ class CpuTokens:
 class DriverObjects:
     """Each model's driver object, compiled once (per scorer) from the checkout's source."""
 
-    def __init__(self, sources: Mapping[str, str], sandbox: str | None) -> None:
+    def __init__(self, sources: Mapping[str, str], backend: str | None) -> None:
         self.sources = dict(sources)  # driver_src name -> text
-        self.sandbox = sandbox
+        self.backend = backend
         self._objects: dict[str, bytes | str] = {}  # model -> object bytes, or the error
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -170,7 +170,7 @@ class DriverObjects:
         src = self.sources.get(spec.driver_src)
         if src is None:
             return f"no drivers/cpp/models/{spec.driver_src} in the checkout"
-        async with tokens.hold(1), open_sandbox(self.sandbox) as sb:
+        async with tokens.hold(1), open_sandbox(self.backend) as sb:
             r = await sb.exec(  # the whole models/ directory, as `make` sees it
                 object_command(spec),
                 files={f"cpp/models/{name}": text for name, text in self.sources.items()},

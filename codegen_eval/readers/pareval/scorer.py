@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codegen_eval.failures import classify_compile_result, classify_exec, short_log
+from codegen_eval.readers._renamed import backend_keyword
 from codegen_eval.readers.pareval.build import (
     BUILD_LIMITS,
     CpuTokens,
@@ -60,18 +61,19 @@ class ParEvalScorer:
         self,
         *,
         driver_sources: dict[str, str],
-        sandbox: str | None = None,
+        backend: str | None = None,
         verdict: str = VERDICT_UPSTREAM,
         cores: int = 2,
         niter: int = 5,
         settings: RunSettings | None = None,
+        sandbox: str | None = None,  # deprecated spelling of backend
     ) -> None:
         if verdict not in (VERDICT_UPSTREAM, VERDICT_TRUSTED):
             raise ValueError(f"verdict must be {VERDICT_UPSTREAM!r} or {VERDICT_TRUSTED!r}")
-        self.sandbox = sandbox
+        self.backend = backend_keyword(backend, sandbox, "ParEvalScorer")
         self.verdict = verdict
         self.tokens = CpuTokens(cores)
-        self.objects = DriverObjects(driver_sources, sandbox)
+        self.objects = DriverObjects(driver_sources, self.backend)
         self.niter = niter
         self.settings = settings or RunSettings()
         self._trusted: Any = None
@@ -124,7 +126,7 @@ class ParEvalScorer:
         files[f"cpp/models/{spec.driver_obj}"] = obj
         files[f"gen/generated-code.{spec.gen_ext}"] = generated_code(sample, candidate.code)
         configs = [config_of(c) for c in meta["launch"]]
-        async with open_sandbox(self.sandbox) as sb:
+        async with open_sandbox(self.backend) as sb:
             async with self.tokens.hold(1):
                 build = await sb.exec(
                     link_command(spec, str(meta["bench_dir"]), str(meta["problem_size"])),

@@ -203,7 +203,7 @@ class TrustedRunner:
             "    return pe_trusted::checker_main<Context>(argc, argv, &init, &validate, &destroy);\n"
             "}\n"
         )
-        async with self.scorer.tokens.hold(1), open_sandbox(self.scorer.sandbox) as sb:
+        async with self.scorer.tokens.hold(1), open_sandbox(self.scorer.backend) as sb:
             r = await sb.exec(
                 _build(spec, meta, "checker.cc", "checker"), files=files, limits=BUILD_LIMITS
             )
@@ -225,7 +225,7 @@ class TrustedRunner:
     ) -> tuple[Any, dict[str, bytes]]:
         cfg = LaunchConfig(procs, 1, (mode,))
         argv, env = run_command(spec, cfg, exe="./checker")
-        async with open_sandbox(self.scorer.sandbox) as sb:
+        async with open_sandbox(self.scorer.backend) as sb:
             await sb.write_file("checker", checker, executable=True)
             for name, data in files.items():
                 await sb.write_file(name, data)
@@ -273,7 +273,7 @@ class TrustedRunner:
             "}\n"
         )
         configs = [config_of(c) for c in meta["launch"]]
-        async with open_sandbox(self.scorer.sandbox) as sb:
+        async with open_sandbox(self.scorer.backend) as sb:
             async with self.scorer.tokens.hold(1):
                 build = await sb.exec(
                     _build(spec, meta, "producer.cc", "producer"), files=files, limits=BUILD_LIMITS
