@@ -43,11 +43,11 @@ def test_build_paths_are_stripped_as_before(text: str) -> None:
     ],
 )
 def test_hostile_text_is_scanned_in_linear_time(text: str) -> None:
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     strip_build_paths(text)
     quote_diagnosed_lines(text, "a\nb\n")
     located(text + "\nbody")
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
 
 
 def test_locations_and_headers_still_read() -> None:

@@ -29,9 +29,9 @@ def test_every_parser_is_fast_on_a_hostile_line(name: str, size: int) -> None:
     }
     parse = PARSERS[name]
     for shape, line in lines.items():
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         parse(line + "\n" + line)
-        assert time.perf_counter() - t0 < 1.0, (name, shape)
+        assert time.process_time() - t0 < 1.0, (name, shape)
 
 
 def test_the_input_is_bounded() -> None:

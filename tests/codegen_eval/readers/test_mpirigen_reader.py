@@ -191,15 +191,15 @@ def test_run_end_to_end_with_the_reference_solver(tmp_path: Path, checkout: Path
     "(" + "1 " * 100_000 + ";",
 ])  # fmt: skip
 def test_hostile_answers_are_read_in_bounded_time(task, answer: str) -> None:
-    from time import perf_counter
+    from time import process_time
 
     from codegen_eval.readers.mpirigen.data import label_calls
     from codegen_eval.readers.mpirigen.task import upstream_metrics
 
-    start = perf_counter()
+    start = process_time()  # CPU time: a loaded machine delays the parse but adds no work
     upstream_metrics(task.dataset[0].target, answer)
     label_calls(answer[:16384])
-    assert perf_counter() - start < 2.0
+    assert process_time() - start < 2.0
 
 
 def test_a_newline_in_a_group_cannot_choose_an_answer_line(task) -> None:
