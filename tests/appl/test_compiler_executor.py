@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from appl.compiler import Executor, LatencyModel, PlanStep, Ref, tool
+from appl.testing import FakeClock
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -263,16 +264,21 @@ def test_latency_model_learns_an_ewma() -> None:
 
 
 async def test_observed_durations_update_estimates_during_a_run() -> None:
+    clock = FakeClock()  # the executor's clock: the observed duration is exactly the nap
+
     @tool
     async def nap() -> None:
         """Sleeps briefly."""
-        await asyncio.sleep(0.05)
+        await clock.sleep(0.05)
 
     latency = LatencyModel(default_s=10.0)
-    async with Executor(make_tools(nap), latency=latency) as ex:
+    async with (
+        clock.autojump(),
+        Executor(make_tools(nap), latency=latency, clock=clock.monotonic) as ex,
+    ):
         ex.submit(step(1, "nap", {}))
         await ex.wait_idle()
-    assert latency.estimate(nap) < 1.0 and latency.observations["nap"] == 1
+    assert latency.estimate(nap) == pytest.approx(0.05) and latency.observations["nap"] == 1
     rec = ex.records[1]
     assert rec.ready_at is not None and rec.started_at is not None and rec.finished_at is not None
     assert rec.emitted_at <= rec.ready_at <= rec.started_at < rec.finished_at
