@@ -4,7 +4,6 @@ testbench notices when any single output is wrong."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 from codegen_eval.registry import get_suite
 from codegen_eval.suites.verilog import ALL_PROBLEMS, Problem, VerilogScorer, problem_sample
@@ -60,7 +59,7 @@ def test_suite_factory_filters() -> None:
 
 
 async def test_every_reference_passes_its_testbench() -> None:
-    t0 = time.monotonic()
+    # how long this takes is measured by benchmarks/verilog_references.py, not asserted here
     jobs = [(p, problem_sample(p).target) for p in ALL_PROBLEMS]
     scores = await _score_all(jobs, VerilogScorer(lint=False))
     failed = {
@@ -71,7 +70,6 @@ async def test_every_reference_passes_its_testbench() -> None:
     assert not failed
     for (p, _), s in zip(jobs, scores, strict=True):
         assert s.metrics["samples"] == p.expected_samples and s.metrics["mismatches"] == 0
-    assert time.monotonic() - t0 < 120
 
 
 async def test_every_output_is_observed() -> None:
