@@ -135,7 +135,7 @@ def main() -> int:
     t0, c0 = time.monotonic(), _cpu()
     tasks: list[Task] = [cvdp(f) for f in files]
     samples = [s for t in tasks for s in t.dataset]
-    excluded = sum(len(t.metadata["excluded"]) for t in tasks)
+    excluded = sum(len(t.excluded) for t in tasks)
     print(f"calibration (each reference once, then kept on disk): {time.monotonic() - t0:.1f} s "
           f"wall, {_cpu() - c0:.1f} s CPU; {len(samples)} scorable, {excluded} excluded")  # fmt: skip
 

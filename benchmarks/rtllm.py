@@ -113,7 +113,7 @@ def ours(root: str, jobs: int) -> tuple[dict[str, tuple[bool, str]], float, floa
         r["sample_id"]: (r["status"] == "pass", str(r.get("failure_class") or "pass"))
         for r in res.records
     }
-    for sid, reason in task.metadata["excluded"].items():
+    for sid, reason in task.excluded.items():
         verdicts[sid] = (False, f"excluded: {reason}")
     return verdicts, wall, (c1[0] - c0[0]) + (c1[1] - c0[1])
 
@@ -131,7 +131,7 @@ def main() -> int:
     print(f"calibration (each reference once per toolchain, cached; warm if ~0 s): "
           f"{time.monotonic() - t0:.1f} s wall, {(c1[0] - c0[0]) + (c1[1] - c0[1]):.1f} s CPU, "
           f"{len(task.dataset)} scorable, {len(task.metadata['excluded'])} excluded")  # fmt: skip
-    for sid, why in sorted(task.metadata["excluded"].items()):
+    for sid, why in sorted(task.excluded.items()):
         print(f"  excluded {sid}: {why} | newer Icarus: {task.metadata['newer_icarus'].get(sid)}")
 
     up_runs, our_runs = [], []

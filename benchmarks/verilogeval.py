@@ -129,7 +129,7 @@ def ours(
         r["sample_id"]: (r["status"] == "pass", str(r.get("failure_class") or "pass"))
         for r in res.records
     }
-    for sid, reason in task.metadata["excluded"].items():
+    for sid, reason in task.excluded.items():
         verdicts[sid] = (False, f"excluded: {reason}")
     return verdicts, wall, (c1[0] - c0[0]) + (c1[1] - c0[1])
 

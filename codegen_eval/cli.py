@@ -30,6 +30,7 @@ from typing import Any, NoReturn, cast
 from appl import __version__
 from codegen_eval.cli_inputs import CliError, load_plugins, policy_notes, tasks_from_args
 from codegen_eval.cli_preflight import model_preflight, one_line, probe_backend, slurm_executor
+from codegen_eval.cli_select import add_selection_options, reader_glob_notes, selection_from_args
 from codegen_eval.readers import rtllm_cli
 from codegen_eval.readers.cvdp import cli as cvdp_cli
 from codegen_eval.readers.mpirigen import cli as mpirigen_cli
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="suites with sizes; `list SUITE` lists its problem ids")
     ls.add_argument("suite", nargs="?", help="a suite name: list its problems")
-    ls.add_argument("--filter", help="glob on whole problem ids, as in `run --filter`")
+    add_selection_options(ls)
 
     # options show their defaults in --help ("(default: 0.8)")
     r = sub.add_parser(
@@ -172,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="model requests in flight at once (appl's per-model limits apply too)",
     )
     r.add_argument("--limit", type=int, help="first L problems per suite (L >= 1)")
-    r.add_argument("--filter", help="glob on whole problem ids, e.g. 'Prob00*'")
+    add_selection_options(r)
     r.add_argument("--temperature", type=float, default=0.8, help="sampling temperature")
     r.add_argument("--max-tokens", type=int, default=1024, help="tokens per model answer")
     r.add_argument(
@@ -255,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "-k", type=_parse_ks, default=None, help="pass@k values (default: those of the run)"
     )
+    add_selection_options(rep)
 
     sh = sub.add_parser(
         "show", help="a run log's problems and samples in the terminal; with ID, one problem whole"
@@ -262,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("log", help="a run log (JSONL)")
     sh.add_argument("id", nargs="?", help="a problem id: its samples' code, verdict, explanation")
     sh.add_argument("--json", action="store_true", help="the same as JSON, for scripts")
+    add_selection_options(sh)
 
     mpirigen_cli.add_subcommands(sub)
     ex = sub.add_parser("export", help="a run log as parquet, or as an Inspect .eval log")
@@ -274,7 +277,10 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_list(args: argparse.Namespace) -> int:
     from codegen_eval.cli_views import problem_listing, suite_listing
 
-    return problem_listing(args.suite, args.filter) if args.suite else suite_listing()
+    selection = selection_from_args(args)
+    if args.suite or selection:
+        return problem_listing(args.suite, selection)
+    return suite_listing()
 
 
 def tasks_from_options(options: dict[str, Any], plugins: list[str]) -> list[Task]:
@@ -400,6 +406,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     args.sandbox = args.sandbox or current_backend()  # $CODEGEN_SANDBOX: read, never set
     absolutize_paths(args)
     _check_options(args)
+    notes += reader_glob_notes(args)
     cvdp_cli.check_options(args)
     probe_backend(args.sandbox)
     tasks = tasks_from_args(args)
@@ -415,7 +422,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
         max_sandboxes=args.max_sandboxes,
         max_generations=args.max_generations,
         limit=args.limit,
-        filter=args.filter,
+        selection=selection_from_args(args),
         progress=not args.no_progress,
         retry_infra=args.retry_infra,
     )
@@ -578,7 +585,8 @@ def main(argv: list[str] | None = None) -> int:
             from codegen_eval.inspect_logs import reading_eval_logs
 
             with reading_eval_logs(args):
-                return show_log(Path(args.log), args.id, as_json=args.json)
+                return show_log(Path(args.log), args.id, as_json=args.json,
+                                selection=selection_from_args(args))  # fmt: skip
         return cmd_export(args)
     except (CliError, OSError, ValueError) as exc:
         # OSError: a path that cannot be read or written; ValueError: bad input files (each

@@ -125,7 +125,7 @@ def policy_notes(tasks: list[Task], run_ids: set[str] | None = None) -> list[str
     only the problems this run touched (`run_ids`: scored or excluded here; None: all)."""
     out = []
     for t in tasks:
-        pol = t.metadata.get("policy")
+        pol = t.reader_facts.policy if t.reader_facts else None
         touched = sorted(
             p for p in (pol or {}).get("problems") or () if run_ids is None or p in run_ids
         )

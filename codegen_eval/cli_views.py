@@ -8,7 +8,10 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from codegen_eval.cli_select import narrow_runs, pick_rows, selection_from_args, shown_id
+from codegen_eval.problem_ids import Selection, closest_ids
 from codegen_eval.report import plural, print_table, summarize
 from codegen_eval.report_samples import sample_rows
 
@@ -52,44 +55,80 @@ def suite_listing() -> int:
     return 0
 
 
-def problem_listing(suite: str, pattern: str | None = None) -> int:
-    """`codegen-eval list SUITE`: the suite's problem ids (what --filter matches) with the first
-    line of each prompt, and how the ids are grouped ("9 kernels x 5 variants")."""
-    import fnmatch
+def _listed(suite: str | None, selection: Selection) -> list[tuple[str, Any]]:
+    """(suite, sample) for the listing: one suite's problems, or every registered suite's
+    when no suite is named (a selection across suites: `list --filter 'atomic*'`)."""
+    from codegen_eval.cli_select import CliError
+    from codegen_eval.registry import UnknownSuiteError, get_suite, list_suites
+    from codegen_eval.selection import nothing_selected
 
+    try:
+        tasks = [get_suite(suite)] if suite else [info.factory() for info in list_suites()]
+    except UnknownSuiteError as exc:
+        raise CliError(str(exc)) from None
+    every = [(t.name, s) for t in tasks for s in t.dataset]
+    picked = [(n, s) for n, s in every if not selection or selection.matches(n, s.id)]
+    if not picked and every:
+        raise CliError(nothing_selected(selection, [(n, s.id) for n, s in every]))
+    return picked
+
+
+def problem_listing(suite: str | None, selection: Selection | str | None = None) -> int:
+    """`codegen-eval list [SUITE]`: the problem ids (what --filter/--match/--sample-id match;
+    across suites shown as SUITE/ID) with the first line of each prompt, and how the ids are
+    grouped ("9 kernels x 5 variants")."""
     from rich.console import Console
     from rich.table import Table
 
-    from codegen_eval.registry import UnknownSuiteError, get_suite
+    from codegen_eval.cli_select import CliError
 
+    if not isinstance(selection, Selection):  # a glob, as callers before the common rule gave
+        selection = Selection.of(selection)
     try:
-        task = get_suite(suite)
-    except UnknownSuiteError as exc:
+        listed = _listed(suite, selection)
+    except CliError as exc:
         print(f"codegen-eval: error: {exc}", file=sys.stderr)
         return 1
-    samples = [s for s in task.dataset if not pattern or fnmatch.fnmatchcase(s.id, pattern)]
+    samples = [s for _, s in listed]
     console = Console(width=None if sys.stdout.isatty() else 200)
-    table = Table(title=f"{suite}: problems", show_lines=False)
+    table = Table(title=f"{suite or 'every suite'}: problems", show_lines=False)
     table.add_column("id", no_wrap=True, overflow="fold")  # ids are never cut
     table.add_column("prompt (first line)")
-    for s in samples:
+    for name, s in listed:
         first = next((ln.strip() for ln in str(s.input).splitlines() if ln.strip()), "")
-        table.add_row(s.id, first[:100])
+        table.add_row(s.id if suite else shown_id(name, s.id), first[:100])
     console.print(table)
     groups = Counter(s.id.split("/", 1)[0] for s in samples if "/" in s.id)
     variants = {s.id.split("/", 1)[1] for s in samples if "/" in s.id}
     shape = ""
-    if groups and len(groups) * len(variants) == len(samples):
+    if suite and groups and len(groups) * len(variants) == len(samples):
         shape = (
             f" ({len(groups)} kernels x {len(variants)} variants: {', '.join(sorted(variants))})"
         )
-    excluded = task.metadata.get("excluded") or {}
-    more = f"; {len(excluded)} excluded (reasons in a run's table)" if excluded else ""
-    console.print(f"{plural(len(samples), 'problem')}{shape}{more}; select with --filter GLOB")
+    more = ""
+    if suite:
+        excluded = get_excluded(suite)
+        more = f"; {len(excluded)} excluded (reasons in a run's table)" if excluded else ""
+    console.print(
+        f"{plural(len(samples), 'problem')}{shape}{more}; select with --filter GLOB, "
+        "--match TEXT or --sample-id ID"
+    )
     return 0
 
 
-def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
+def get_excluded(suite: str) -> dict[str, str]:
+    from codegen_eval.registry import get_suite
+
+    return dict(get_suite(suite).metadata.get("excluded") or {})
+
+
+def show_log(
+    log: Path,
+    sample_id: str | None,
+    *,
+    as_json: bool = False,
+    selection: Selection | None = None,
+) -> int:
     """`codegen-eval show LOG [ID]`: every problem x sample with its status and failure class
     (ids never cut); with ID, each of its samples whole: verdict, metrics, the scorer's
     explanation, the extracted code and the model's raw reply."""
@@ -98,12 +137,12 @@ def show_log(log: Path, sample_id: str | None, *, as_json: bool = False) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    every = sample_rows(log)
-    rows = every if sample_id is None else [r for r in every if r["id"] == sample_id]
+    every = pick_rows(sample_rows(log), selection or Selection(), log)
+    by_id = Selection.of(ids=sample_id)  # the stored id, or SUITE/ID
+    rows = every if sample_id is None else [r for r in every if by_id.matches(r["suite"], r["id"])]
     if sample_id is not None and not rows:
-        ids = sorted({str(r["id"]) for r in every})
-        near = [i for i in ids if sample_id in i][:5] or ids[:5]
-        print(f"codegen-eval: error: no sample {sample_id!r} in {log}; ids look like "
+        near = closest_ids(sample_id, sorted({(str(r["suite"]), str(r["id"])) for r in every}))
+        print(f"codegen-eval: error: no sample {sample_id!r} in {log}; closest: "
               f"{', '.join(near)}", file=sys.stderr)  # fmt: skip
         return 1
     if as_json:
@@ -146,6 +185,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from codegen_eval.report import render_html
 
     runs, ks = load_runs(args.logs, args.k)
+    selection = selection_from_args(args)
+    narrow_runs(runs, selection, ks)
     for run in runs:
         for note in run.notes:
             print(f"note: {run.path}: {note}", file=sys.stderr)
@@ -166,7 +207,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             ks,
             headers=[run.header],
             excluded=run.excluded,
-            samples=sample_rows(Path(run.path)),
+            samples=pick_rows(sample_rows(Path(run.path)), selection, Path(run.path)),
         )
     else:
         print_comparison(runs, ks)

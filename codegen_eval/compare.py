@@ -13,12 +13,14 @@ from __future__ import annotations
 import html
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from codegen_eval.charts import grouped_bars, outcome_bars
+from codegen_eval.log import LogContents
+from codegen_eval.records import ExcludedRecord, HeaderRecord, ScoreRecord
 from codegen_eval.report import GroupSummary, summarize
 
 __all__ = ["RunSummary", "load_runs", "print_comparison", "render_comparison_html"]
@@ -35,11 +37,11 @@ MAX_DISAGREEMENTS = 200
 @dataclass
 class RunSummary:
     path: str
-    header: dict[str, Any]
+    header: HeaderRecord
     label: str = ""
     groups: list[GroupSummary] = field(default_factory=list)
-    excluded: list[dict[str, Any]] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
+    excluded: list[ExcludedRecord] = field(default_factory=list)
+    records: list[ScoreRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # truncated, unfinished, duplicates
     status: str = "finished"  # finished | interrupted | unfinished
 
@@ -50,13 +52,13 @@ class RunSummary:
         return None
 
 
-def _base_label(header: dict[str, Any]) -> str:
+def _base_label(header: Mapping[str, Any]) -> str:
     solver = str(header.get("solver") or "?")
     model = str(header.get("model") or "")
     return f"{model} · {solver}" if model else solver
 
 
-def _distinguishers(header: dict[str, Any], path: str) -> list[str]:
+def _distinguishers(header: Mapping[str, Any], path: str) -> list[str]:
     """Short descriptions of the settings that may tell two runs apart, most telling first."""
     opts = header.get("options") or {}
     out = []
@@ -95,7 +97,7 @@ def label_runs(runs: Sequence[RunSummary]) -> None:
             r.label = f"{base} ({chosen[j] if chosen else f'#{j + 1}'})"
 
 
-def _run_status(contents: Any) -> tuple[str, list[str]]:
+def _run_status(contents: LogContents) -> tuple[str, list[str]]:
     notes = []
     if contents.truncated_tail:
         notes.append("the last line is cut off (a run killed mid-write); it is ignored")
@@ -104,7 +106,7 @@ def _run_status(contents: Any) -> tuple[str, list[str]]:
     if not contents.ends:
         status = "unfinished"
         notes.append("no end record: the run is still going or was killed; resume it with --resume")
-    elif contents.ends[-1].get("interrupted"):
+    elif contents.ends[-1]["interrupted"]:
         status = "interrupted"
         notes.append("the run was interrupted; resume it with --resume --log for complete results")
     else:
@@ -132,7 +134,7 @@ def load_runs(
     runs = []
     for p, contents in zip(paths, loaded, strict=True):
         seen: set[tuple[str, str]] = set()
-        excluded = []
+        excluded: list[ExcludedRecord] = []
         for e in contents.excluded:
             if (e["suite"], e["sample_id"]) not in seen:
                 seen.add((e["suite"], e["sample_id"]))
@@ -513,9 +515,7 @@ def render_comparison_html(
     for i, r in enumerate(runs):
         for e in r.excluded:
             key = (e["suite"], e["sample_id"])
-            reason, marks = excluded.setdefault(
-                key, (str(e.get("reason", "")), [False] * len(runs))
-            )
+            reason, marks = excluded.setdefault(key, (e["reason"], [False] * len(runs)))
             marks[i] = True
     if excluded:
         out.append('<h2>Excluded problems</h2><table id="excluded"><thead><tr>')

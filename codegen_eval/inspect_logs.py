@@ -14,15 +14,23 @@ Needs `inspect-ai` (the `inspect` extra); imported only by those commands.
 
 from __future__ import annotations
 
-import json
 import math
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from codegen_eval.log import LOG_VERSION, LogFormatError, read_log
+from codegen_eval.log import LOG_VERSION, LogContents, LogFormatError, read_log
+from codegen_eval.records import (
+    CandidateRecord,
+    EndRecord,
+    ExcludedRecord,
+    HeaderRecord,
+    Record,
+    ScoreRecord,
+    to_json,
+)
 
 PACKAGE = "codegen_eval"
 SCORER = "codegen_verdict"  # codegen_eval.inspect_tasks.scorer.SCORER_NAME
@@ -51,7 +59,7 @@ def _ours(score: Any) -> bool:
     return isinstance(getattr(score, "metadata", None), dict) and "status" in score.metadata
 
 
-def eval_log_records(path: str | Path) -> list[dict[str, Any]]:
+def eval_log_records(path: str | Path) -> list[Record]:
     """The run-log records of an Inspect log of a codegen_eval task."""
     p = Path(path)
     log = _read(p)
@@ -65,7 +73,7 @@ def eval_log_records(path: str | Path) -> list[dict[str, Any]]:
         )
     epochs = int(spec.config.epochs or 1)
     ks = [k for k in info.get("ks") or [1] if k <= epochs] or [1]
-    header = {
+    header: dict[str, Any] = {
         "type": "header",
         "log_version": LOG_VERSION,
         "started": spec.created,
@@ -84,19 +92,19 @@ def eval_log_records(path: str | Path) -> list[dict[str, Any]]:
     }
     if info.get("log_header"):
         header["suite_notes"] = {suite: info["log_header"]}
-    out: list[dict[str, Any]] = [header]
+    out: list[Record] = [cast(HeaderRecord, header)]  # with an "inspect" key of its own
     for sample in samples:
         out.extend(_sample_records(suite, sample))
     if info.get("limit") is None:
         for sample_id, reason in (info.get("excluded") or {}).items():
             out.append(
-                {"type": "excluded", "suite": suite, "sample_id": sample_id, "reason": reason}
+                ExcludedRecord(type="excluded", suite=suite, sample_id=sample_id, reason=reason)
             )
-    out.append({"type": "end", "interrupted": log.status != "success", "scored": len(samples)})
+    out.append(EndRecord(type="end", interrupted=log.status != "success", scored=len(samples)))
     return out
 
 
-def _sample_records(suite: str, sample: Any) -> list[dict[str, Any]]:
+def _sample_records(suite: str, sample: Any) -> list[Record]:
     score = (sample.scores or {}).get(SCORER)
     stored = (sample.store or {}).get(CANDIDATE_KEY) or {}
     sid, index = str(sample.id), int(sample.epoch) - 1
@@ -106,31 +114,31 @@ def _sample_records(suite: str, sample: Any) -> list[dict[str, Any]]:
     meta = dict(stored.get("metadata") or {})
     code = str(stored.get("code", score.answer or ""))
     sample_md = sample.metadata or {}
-    candidate = {
-        "type": "candidate",
-        "suite": suite,
-        "sample_id": sid,
-        "index": index,
-        "code": code,
-        "raw": "" if stored.get("raw", code) == code else str(stored.get("raw")),
-        "metadata": meta,
-    }
-    record = {
-        "type": "score",
-        "suite": suite,
-        "sample_id": sid,
-        "index": index,
-        "code_hash": md.get("code_hash", ""),
-        "value": float(md.get("value", 0.0)),
-        "status": md["status"],
-        "failure_class": md.get("failure_class"),
-        "metrics": md.get("metrics") or {},
-        "explanation": score.explanation or "",
-        "language": str(sample_md.get("language", "")),
-        "variant": str(sample_md.get("variant", "")),
-        "cached": bool(md.get("cached", False)),
-        "candidate": meta,
-    }
+    candidate = CandidateRecord(
+        type="candidate",
+        suite=suite,
+        sample_id=sid,
+        index=index,
+        code=code,
+        raw="" if stored.get("raw", code) == code else str(stored.get("raw")),
+        metadata=meta,
+    )
+    record = ScoreRecord(
+        type="score",
+        suite=suite,
+        sample_id=sid,
+        index=index,
+        code_hash=md.get("code_hash", ""),
+        value=float(md.get("value", 0.0)),
+        status=md["status"],
+        failure_class=md.get("failure_class"),
+        metrics=md.get("metrics") or {},
+        explanation=score.explanation or "",
+        language=str(sample_md.get("language", "")),
+        variant=str(sample_md.get("variant", "")),
+        cached=bool(md.get("cached", False)),
+        candidate=meta,
+    )
     return [candidate, record]
 
 
@@ -139,7 +147,7 @@ def eval_to_jsonl(path: str | Path, out: str | Path) -> Path:
     target = Path(out)
     with target.open("w", encoding="utf-8") as fh:
         for rec in eval_log_records(path):
-            fh.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            fh.write(to_json(rec) + "\n")
     return target
 
 
@@ -187,7 +195,7 @@ def export_eval(log_path: str | Path, out: str | Path) -> list[Path]:
     return written
 
 
-def _eval_log(contents: Any, suite: str, source: Path) -> Any:
+def _eval_log(contents: LogContents, suite: str, source: Path) -> Any:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats
 
     header = contents.header
@@ -197,9 +205,7 @@ def _eval_log(contents: Any, suite: str, source: Path) -> Any:
     ks = [int(k) for k in header.get("ks") or [1]]
     model = str(header.get("model") or "")
     ids = list(dict.fromkeys(str(r["sample_id"]) for r in records))
-    excluded = {
-        e["sample_id"]: e.get("reason", "") for e in contents.excluded if e["suite"] == suite
-    }
+    excluded = {e["sample_id"]: e["reason"] for e in contents.excluded if e["suite"] == suite}
     options = header.get("options") or {}
     spec = EvalSpec(
         created=str(header.get("started") or ""),
@@ -222,7 +228,7 @@ def _eval_log(contents: Any, suite: str, source: Path) -> Any:
         },
     )
     samples = [_eval_sample(r, candidates, model) for r in records]
-    interrupted = any(e.get("interrupted") for e in contents.ends[-1:]) or not contents.ends
+    interrupted = any(e["interrupted"] for e in contents.ends[-1:]) or not contents.ends
     return EvalLog(
         status="cancelled" if interrupted else "success",
         eval=spec,
@@ -235,16 +241,16 @@ def _eval_log(contents: Any, suite: str, source: Path) -> Any:
     )
 
 
-def _eval_sample(rec: dict[str, Any], candidates: dict[str, Any], model: str) -> Any:
+def _eval_sample(rec: ScoreRecord, candidates: dict[str, CandidateRecord], model: str) -> Any:
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ChatMessageAssistant, ModelOutput
 
     from codegen_eval.log import score_key
 
-    cand = candidates.get(score_key(rec["suite"], rec["sample_id"], rec["index"])) or {}
-    code = str(cand.get("code", ""))
-    raw = str(cand.get("raw") or code)
-    meta = dict(cand.get("metadata") or rec.get("candidate") or {})
+    cand = candidates.get(score_key(rec["suite"], rec["sample_id"], rec["index"]))
+    code = cand["code"] if cand else ""
+    raw = (cand["raw"] if cand else "") or code
+    meta = dict((cand["metadata"] if cand else None) or rec.get("candidate") or {})
     return EvalSample(
         id=str(rec["sample_id"]),
         epoch=int(rec["index"]) + 1,
@@ -253,31 +259,31 @@ def _eval_sample(rec: dict[str, Any], candidates: dict[str, Any], model: str) ->
         messages=[ChatMessageAssistant(content=raw)] if raw else [],
         output=ModelOutput.from_content(model=model or "none", content=raw),
         scores={SCORER: _score_of(rec, code)},
-        metadata={"language": rec.get("language", ""), "variant": rec.get("variant", "")},
+        metadata={"language": rec["language"], "variant": rec["variant"]},
         store={CANDIDATE_KEY: {"index": rec["index"], "code": code, "raw": raw, "metadata": meta}},
     )
 
 
-def _score_of(rec: dict[str, Any], code: str) -> Any:
+def _score_of(rec: ScoreRecord, code: str) -> Any:
     from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
     metadata = {
         "status": rec["status"],
-        "failure_class": rec.get("failure_class"),
-        "value": rec.get("value", 0.0),
-        "metrics": rec.get("metrics") or {},
-        "cached": rec.get("cached", False),
-        "code_hash": rec.get("code_hash", ""),
+        "failure_class": rec["failure_class"],
+        "value": rec["value"],
+        "metrics": rec["metrics"],
+        "cached": rec["cached"],
+        "code_hash": rec["code_hash"],
     }
-    explanation = str(rec.get("explanation") or "")
+    explanation = rec["explanation"]
     if rec["status"] == "skipped":
-        return Score.unscored(reason=rec.get("failure_class") or "skipped", answer=code,
+        return Score.unscored(reason=rec["failure_class"] or "skipped", answer=code,
                               explanation=explanation, metadata=metadata)  # fmt: skip
     value = CORRECT if rec["status"] == "pass" else INCORRECT
     return Score(value=value, answer=code, explanation=explanation, metadata=metadata)
 
 
-def _results(records: list[dict[str, Any]], ks: list[int], problems: int) -> Any:
+def _results(records: list[ScoreRecord], ks: list[int], problems: int) -> Any:
     from inspect_ai.log import EvalMetric, EvalResults, EvalScore
 
     from codegen_eval.report import summarize_group

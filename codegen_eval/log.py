@@ -1,15 +1,8 @@
 """The run log: one JSONL file per run, append-only, flushed after every record.
 
-Record types (field "type"):
-  header     first line: suites, model, solver, options, start time, versions
-  resume     appended each time a run is resumed (same fields as header)
-  candidate  a generated candidate (code, raw reply, metadata) - so a resumed run scores it
-             without generating it again
-  score      one scored candidate: suite, sample_id, index, code_hash, value, status,
-             failure_class, metrics, explanation, language, variant, cached, and
-             score_metadata (a scorer's structured details) when the scorer gave any
-  excluded   a sample left out on purpose (known-bad upstream problem) with the reason
-  end        the run finished (interrupted=false) or stopped on Ctrl-C (interrupted=true)
+The record types (header, resume, candidate, score, excluded, end) are defined once in
+codegen_eval/records.py; every line is read through `records.parse_record` and written
+through `records.to_json`.
 
 Ctrl-C and SIGKILL lose at most the record being written: every record is one write() of one
 line followed by flush(), and the reader ignores a truncated last line (appending to such a
@@ -26,15 +19,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
-from codegen_eval.errors import CodegenEvalError
+from codegen_eval.records import (
+    LOG_VERSION,
+    CandidateRecord,
+    EndRecord,
+    ExcludedRecord,
+    HeaderRecord,
+    LogFormatError,
+    Record,
+    ResumeRecord,
+    ScoreRecord,
+    parse_record,
+    to_json,
+)
 
-LOG_VERSION = 1
-
-
-class LogFormatError(CodegenEvalError, ValueError):
-    """A log line (other than a truncated last one) is not a JSON record."""
+__all__ = ["LOG_VERSION", "LogContents", "LogFormatError", "RunLog", "read_log", "score_key"]
 
 
 def now_iso() -> str:
@@ -60,17 +61,18 @@ def score_key(suite: str, sample_id: str, index: int) -> str:
 @dataclass
 class LogContents:
     path: Path
-    header: dict[str, Any] = field(default_factory=dict)
-    resumes: list[dict[str, Any]] = field(default_factory=list)
-    candidates: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> record
-    scores: dict[str, dict[str, Any]] = field(default_factory=dict)  # key -> first score record
-    excluded: list[dict[str, Any]] = field(default_factory=list)
-    ends: list[dict[str, Any]] = field(default_factory=list)
+    # {} (falsy) when the log has no header: an empty file
+    header: HeaderRecord = field(default_factory=lambda: cast(HeaderRecord, {}))
+    resumes: list[ResumeRecord] = field(default_factory=list)
+    candidates: dict[str, CandidateRecord] = field(default_factory=dict)  # key -> record
+    scores: dict[str, ScoreRecord] = field(default_factory=dict)  # key -> first score record
+    excluded: list[ExcludedRecord] = field(default_factory=list)
+    ends: list[EndRecord] = field(default_factory=list)
     duplicates: int = 0  # score records for a key already scored (should stay 0)
     truncated_tail: bool = False
 
     @property
-    def score_records(self) -> list[dict[str, Any]]:
+    def score_records(self) -> list[ScoreRecord]:
         return list(self.scores.values())
 
 
@@ -92,22 +94,34 @@ def _iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool
         yield i, rec if isinstance(rec, dict) else None, is_last
 
 
-# Fields a record of each kind cannot do without (reports and resume index by them).
-_REQUIRED = {
-    "candidate": ("suite", "sample_id", "index"),
-    "score": ("suite", "sample_id", "index", "status"),
-    "excluded": ("suite", "sample_id"),
-}
-
-
-def is_infra_error(score_record: dict[str, Any]) -> bool:
+def is_infra_error(score_record: ScoreRecord) -> bool:
     """Not a result: the harness, the sandbox or the model server failed (--retry-infra)."""
     return score_record.get("failure_class") == "infra_error"
 
 
-def failed_generation(candidate_record: dict[str, Any]) -> bool:
+def failed_generation(candidate_record: CandidateRecord) -> bool:
     """A candidate record of a generation that raised: no code, only the error."""
     return "generation_error" in (candidate_record.get("metadata") or {})
+
+
+def _add(out: LogContents, rec: Record) -> None:
+    if rec["type"] == "resume":
+        out.resumes.append(rec)
+    elif rec["type"] == "candidate":
+        key = score_key(rec["suite"], rec["sample_id"], rec["index"])
+        first = out.candidates.get(key)
+        if first is None or failed_generation(first):
+            out.candidates[key] = rec  # a failed generation is superseded by its retry
+    elif rec["type"] == "score":
+        key = score_key(rec["suite"], rec["sample_id"], rec["index"])
+        if key not in out.scores or is_infra_error(out.scores[key]):
+            out.scores[key] = rec  # a retried infra_error (--retry-infra) is superseded
+        else:
+            out.duplicates += 1
+    elif rec["type"] == "excluded":
+        out.excluded.append(rec)
+    elif rec["type"] == "end":
+        out.ends.append(rec)
 
 
 def read_log(path: str | os.PathLike[str]) -> LogContents:
@@ -119,41 +133,20 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
     if p.is_dir():
         raise LogFormatError(f"{p} is a directory, not a run log")
     out = LogContents(path=p)
-    for lineno, rec, is_last in _iter_records(p):
-        if rec is None:
+    has_header = False
+    for lineno, obj, is_last in _iter_records(p):
+        if obj is None:
             if is_last:
                 out.truncated_tail = True
                 continue
             raise LogFormatError(f"{p}:{lineno}: not a JSON record (the log is damaged)")
-        kind = rec.get("type")
-        if kind in _REQUIRED:
-            missing = [f for f in _REQUIRED[kind] if f not in rec]
-            if missing:
-                raise LogFormatError(
-                    f"{p}:{lineno}: a {kind} record without {', '.join(missing)} "
-                    "(the log is damaged or not a codegen-eval run log)"
-                )
-        if kind == "header":
-            if not out.header:
-                out.header = rec
-        elif kind == "resume":
-            out.resumes.append(rec)
-        elif kind == "candidate":
-            key = score_key(rec["suite"], rec["sample_id"], rec["index"])
-            first = out.candidates.get(key)
-            if first is None or failed_generation(first):
-                out.candidates[key] = rec  # a failed generation is superseded by its retry
-        elif kind == "score":
-            key = score_key(rec["suite"], rec["sample_id"], rec["index"])
-            if key not in out.scores or is_infra_error(out.scores[key]):
-                out.scores[key] = rec  # a retried infra_error (--retry-infra) is superseded
-            else:
-                out.duplicates += 1
-        elif kind == "excluded":
-            out.excluded.append(rec)
-        elif kind == "end":
-            out.ends.append(rec)
-    if not out.header and (out.scores or out.candidates):
+        rec = parse_record(obj, f"{p}:{lineno}")
+        if rec["type"] == "header":
+            if not has_header:
+                out.header, has_header = rec, True
+        else:
+            _add(out, rec)
+    if not has_header and (out.scores or out.candidates):
         raise LogFormatError(f"{p}: no header line; is this a codegen-eval run log?")
     return out
 
@@ -177,7 +170,8 @@ class RunLog:
             )
         p.parent.mkdir(parents=True, exist_ok=True)
         log = cls(p, p.open("a", encoding="utf-8"))
-        log.write({"type": "header", "log_version": LOG_VERSION, "started": now_iso(), **header})
+        first = {"type": "header", "log_version": LOG_VERSION, "started": now_iso(), **header}
+        log.write(cast(HeaderRecord, first))
         return log
 
     @classmethod
@@ -190,12 +184,12 @@ class RunLog:
             if data and not data.endswith(b"\n"):
                 fh.truncate(data.rfind(b"\n") + 1)
         log = cls(p, p.open("a", encoding="utf-8"))
-        log.write({"type": "resume", "log_version": LOG_VERSION, "started": now_iso(), **header})
+        again = {"type": "resume", "log_version": LOG_VERSION, "started": now_iso(), **header}
+        log.write(cast(ResumeRecord, again))
         return log
 
-    def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str)
-        self._fh.write(line + "\n")
+    def write(self, record: Record) -> None:
+        self._fh.write(to_json(record) + "\n")
         self._fh.flush()  # a killed process loses nothing already written to the kernel
         self.records_written += 1
 

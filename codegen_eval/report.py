@@ -33,6 +33,7 @@ from codegen_eval.metrics import (
     pareval_efficiency_at_k,
     pareval_speedup_at_k,
 )
+from codegen_eval.records import ExcludedRecord, HeaderRecord, ScoreRecord
 from codegen_eval.report_samples import samples_html
 
 _RESOURCE_KEYS = ("resources", "threads", "ranks", "np")
@@ -525,13 +526,13 @@ def render_html(
 
 def report_from_logs(
     paths: Sequence[str], ks: Sequence[int] | None = None
-) -> tuple[list[GroupSummary], list[int], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[GroupSummary], list[int], list[HeaderRecord], list[ExcludedRecord]]:
     """Read logs and summarize: (summary, ks, headers, excluded). ks default to the logs'."""
     from codegen_eval.log import read_log
 
-    records: list[dict[str, Any]] = []
-    headers: list[dict[str, Any]] = []
-    excluded: list[dict[str, Any]] = []
+    records: list[ScoreRecord] = []
+    headers: list[HeaderRecord] = []
+    excluded: list[ExcludedRecord] = []
     log_ks: set[int] = set()
     for p in paths:
         contents = read_log(p)

@@ -21,18 +21,18 @@ def sample_rows(log: Path) -> list[dict[str, Any]]:
     contents = read_log(log)
     rows = []
     for key, score in contents.scores.items():
-        cand = contents.candidates.get(key) or {}
+        cand = contents.candidates.get(key)  # none: a log written by hand, or cut
         rows.append(
             {
-                "suite": score.get("suite"),
-                "id": score.get("sample_id"),
-                "index": score.get("index"),
-                "status": score.get("status"),
-                "failure_class": score.get("failure_class"),
-                "explanation": score.get("explanation", ""),
-                "metrics": score.get("metrics") or {},
-                "code": cand.get("code", ""),
-                "raw": cand.get("raw", ""),
+                "suite": score["suite"],
+                "id": score["sample_id"],
+                "index": score["index"],
+                "status": score["status"],
+                "failure_class": score["failure_class"],
+                "explanation": score["explanation"],
+                "metrics": score["metrics"],
+                "code": cand["code"] if cand else "",
+                "raw": cand["raw"] if cand else "",
             }
         )
     return sorted(rows, key=lambda r: (str(r["suite"]), str(r["id"]), int(r["index"] or 0)))

@@ -103,7 +103,7 @@ def recorded_options(args: argparse.Namespace, plugins: Sequence[str]) -> dict[s
     return {"options": options, "plugins": list(plugins)}
 
 
-def _legacy_options(header: dict[str, Any], known_suites: Iterable[str]) -> dict[str, Any]:
+def _legacy_options(header: Mapping[str, Any], known_suites: Iterable[str]) -> dict[str, Any]:
     """What a header written before the `cli` field tells about the options."""
     opts = dict(header.get("options") or {})
     out: dict[str, Any] = {}
@@ -153,7 +153,7 @@ def _show(value: Any) -> str:
 def apply_logged_options(
     args: argparse.Namespace,
     explicit: set[str],
-    header: dict[str, Any],
+    header: Mapping[str, Any],
     parser: argparse.ArgumentParser,
     known_suites: Iterable[str] = (),
 ) -> tuple[list[str], list[str]]:

@@ -16,12 +16,11 @@ would fail the same way). Ctrl-C cancels the group: everything scored so far is 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import os
 import time
 import traceback
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from codegen_eval.log import (
     score_key,
     versions,
 )
+from codegen_eval.problem_ids import Selection
 from codegen_eval.progress import Progress as _Progress
 from codegen_eval.types import (
     Candidate,
@@ -62,7 +62,8 @@ class RunConfig:
     max_sandboxes: int = field(default_factory=lambda: os.cpu_count() or 1)
     max_generations: int = 16  # requests in flight; appl's per-model limits apply too
     limit: int | None = None  # first L samples per suite (after --filter)
-    filter: str | None = None  # glob on sample ids
+    filter: str | None = None  # a --filter glob (problem_ids: the id or a '/'-tail of it)
+    selection: Selection | None = None  # the CLI's --filter/--match/--sample-id, all at once
     score_timeout_s: float = 1800.0  # a scorer hung longer than this is an infra error
     progress: bool = True  # a bar on a terminal, else a line every progress_interval_s
     progress_interval_s: float = 30.0
@@ -72,6 +73,11 @@ class RunConfig:
     executor: Executor | None = None
     # resume: candidates whose logged score is infra_error are generated or scored again
     retry_infra: bool = False
+
+    def chosen(self) -> Selection:
+        """`selection` with `filter` (the Python API's one glob) added to its globs."""
+        sel = self.selection or Selection()
+        return replace(sel, globs=(*sel.globs, self.filter)) if self.filter else sel
 
 
 @dataclass
@@ -90,8 +96,8 @@ def _nonempty(path: Path) -> bool:
 
 def select_samples(task: Task, config: RunConfig) -> list[Sample]:
     samples = list(task.dataset)
-    if config.filter:
-        samples = [s for s in samples if fnmatch.fnmatchcase(s.id, config.filter)]
+    if chosen := config.chosen():
+        samples = [s for s in samples if chosen.matches(task.name, s.id)]
     if config.limit is not None:
         samples = samples[: config.limit]
     return samples
@@ -386,8 +392,8 @@ async def run_eval(
     # would count failures for problems the run never selected). --filter is exact.
     for task in tasks if config.limit is None else ():
         for sample_id, reason in (task.metadata.get("excluded") or {}).items():
-            if config.filter and not fnmatch.fnmatchcase(sample_id, config.filter):
-                continue  # the denominators follow --filter
+            if not config.chosen().matches(task.name, sample_id):
+                continue  # the denominators follow the selection
             rec = {"type": "excluded", "suite": task.name, "sample_id": sample_id, "reason": reason}
             excluded.append(rec)
             if (task.name, sample_id) not in excluded_logged:

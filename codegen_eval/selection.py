@@ -4,6 +4,9 @@ samples file that selects nothing is an error naming valid ids, not an empty tab
     check_selection(tasks, config)              -> {suite: selected samples}; raises on none
     match_samples_file(solver, tasks, selected) -> notes for stderr; raises when nothing matches
 
+The selection rule itself (qualified ids SUITE/ID, --filter/--match/--sample-id) is in
+problem_ids.py; a selection that matches nothing names the closest ids (difflib).
+
 Short ids: a samples file written with `Prob001` for the problem `Prob001_zero` is accepted
 when exactly one problem id starts with `Prob001_` (the part before the first `_`, as
 VerilogEval's file names and many users' scripts shorten it); the mapping is reported.
@@ -11,11 +14,11 @@ VerilogEval's file names and many users' scripts shorten it); the mapping is rep
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from codegen_eval.errors import CodegenEvalError
+from codegen_eval.problem_ids import Selection, closest_ids
 from codegen_eval.runner import RunConfig, select_samples
 from codegen_eval.types import Sample, Task
 
@@ -48,26 +51,48 @@ def _examples(tasks: Sequence[Task]) -> str:
 
 
 def check_selection(tasks: Sequence[Task], config: RunConfig) -> dict[str, list[Sample]]:
-    """The samples each suite will run; SelectionError when the filter/limit leaves none."""
+    """The samples each suite will run; SelectionError when the selection/limit leaves none or
+    a --sample-id names no problem."""
     if config.limit is not None and config.limit < 1:
         raise SelectionError(f"--limit must be >= 1 (got {config.limit})")
+    chosen = config.chosen()
+    known = [(t.name, s.id) for t in tasks for s in t.dataset]
+    excluded = [(t.name, i) for t in tasks for i in t.metadata.get("excluded") or {}]
+    if missing := chosen.unknown_ids(known + excluded):
+        # An exact id is meant: one that names nothing is a mistake even when others match.
+        raise SelectionError(
+            f"--sample-id {missing[0]!r} names no problem"
+            + (f" (nor do {_some(missing[1:], 3)})" if len(missing) > 1 else "")
+            + f"; closest: {', '.join(closest_ids(missing[0], known))}"
+        )
     selected = {t.name: select_samples(t, config) for t in tasks}
     if any(selected.values()):
         return selected
-    if not any(t.dataset for t in tasks):
-        excluded = sum(len(t.metadata.get("excluded") or {}) for t in tasks)
-        more = f" ({excluded} excluded, see the reader's reasons)" if excluded else ""
+    if not known:
+        more = f" ({len(excluded)} excluded, see the reader's reasons)" if excluded else ""
         raise SelectionError(
             f"the suites {', '.join(t.name for t in tasks)} have no problems{more}"
         )
+    raise SelectionError(nothing_selected(chosen, known, tasks))
+
+
+def nothing_selected(
+    chosen: Selection, known: Sequence[tuple[str, str]], tasks: Sequence[Task] = ()
+) -> str:
+    """The one-line message for a selection that matches none of `known` ((suite, id))."""
     hint = ""
-    pattern = config.filter or ""
-    for wider in (f"{pattern}*", f"*{pattern}*"):
-        if any(fnmatch.fnmatchcase(s.id, wider) for t in tasks for s in t.dataset):
-            hint = f" (did you mean --filter '{wider}'? it is a glob on the whole id)"
-            break
-    raise SelectionError(
-        f"--filter {pattern!r} matches no problem id{hint}; ids look like {_examples(tasks)}"
+    if len(chosen.globs) == 1 and not chosen.substrings and not chosen.ids:
+        pattern = chosen.globs[0]
+        wider = Selection.of(f"{pattern}*", whole_id=chosen.whole_id)
+        if any(wider.matches(suite, sid) for suite, sid in known):
+            hint = f" (did you mean --filter '{pattern}*'? a glob matches whole ids or /-tails)"
+        elif any(Selection.of(substrings=pattern).matches(s, i) for s, i in known):
+            hint = f" (did you mean --match '{pattern}'? a glob matches whole ids or /-tails)"
+    word = next(iter(chosen.globs + chosen.substrings + chosen.ids), "")
+    examples = f"; ids look like {_examples(tasks)}" if tasks else ""
+    return (
+        f"{chosen.describe()} matches no problem id{hint}; closest: "
+        f"{', '.join(closest_ids(word, known))}{examples}"
     )
 
 

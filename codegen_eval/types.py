@@ -5,7 +5,8 @@ never by trusting text the candidate prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -108,14 +109,80 @@ class Executor(Protocol):
     def status_line(self) -> str: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ReaderFacts:
+    """What a reader of a public benchmark learned about the user's copy beyond its
+    problems; the CLI prints it beside the run's summary."""
+
+    # records in the file that was read (CVDP's JSONL), problems or not
+    records: int | None = None
+    # {record id: why}: records that are not problems of this task (CVDP's other workflows
+    # and categories), so not in its denominator either (unlike `Task.excluded`)
+    not_read: Mapping[str, str] = field(default_factory=dict)
+    # VerilogEval: the problems upstream discussed as broken, and whether this task excludes
+    # them: {"applied": bool, "problems": {id: why}}
+    policy: Mapping[str, Any] | None = None
+
+
+# Keys users put in Task.metadata before they were fields: moved on construction with a
+# DeprecationWarning (supported for one version; see CHANGELOG.md).
+_TASK_KEYS = ("excluded", "log_header")
+_READER_KEYS = ("records", "not_read", "policy")
+
+
 @dataclass(slots=True)
 class Task:
+    """A suite's problems, how to answer them and how to judge an answer.
+
+    A field with a wrong name is a TypeError, which is the point of fields: the runner and
+    the CLI act on these, and a misspelt metadata key used to be silently ignored."""
+
     name: str
     dataset: Sequence[Sample]
     scorer: Scorer
     solver: Solver | None = None
     epochs: int = 1
+    # Free-form facts for people and the suite's own code (source path, language, counts);
+    # no shared code reads them.
     metadata: dict[str, Any] = field(default_factory=dict)
+    # {sample id: reason}: problems left out on purpose (the reference fails here, a known
+    # upstream bug). Not in `dataset`; the runner logs one `excluded` record per entry, and
+    # reports count them as failures in the upstream-comparable totals.
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    # What readers of the log must know to read this suite's numbers (ParEval's verdict mode
+    # and core cap): the run's header carries it under `suite_notes[name]`, the CLI prints it.
+    log_header: Mapping[str, Any] | None = None
+    reader_facts: ReaderFacts | None = None
+
+    def __post_init__(self) -> None:
+        old = [k for k in (*_TASK_KEYS, *_READER_KEYS) if k in self.metadata]
+        if old:
+            warnings.warn(
+                f"Task {self.name!r}: metadata key(s) {', '.join(map(repr, old))} are Task "
+                "fields now (excluded, log_header, reader_facts=ReaderFacts(records, not_read, "
+                "policy)); the metadata spelling is read for one more version",
+                DeprecationWarning,
+                stacklevel=3,  # the caller of Task(...), past the generated __init__
+            )
+            self._move_metadata_keys()
+        if not isinstance(self.excluded, Mapping):
+            raise TypeError(
+                f"Task {self.name!r}: excluded must map sample id to reason, "
+                f"not {type(self.excluded).__name__}"
+            )
+
+    def _move_metadata_keys(self) -> None:
+        meta = dict(self.metadata)
+        if "excluded" in meta:
+            self.excluded = {**dict(meta.pop("excluded") or {}), **self.excluded}
+        if "log_header" in meta:
+            note = meta.pop("log_header")
+            self.log_header = self.log_header if self.log_header is not None else note
+        facts = {k: meta.pop(k) for k in _READER_KEYS if k in meta}
+        if facts and self.reader_facts is None:
+            facts["not_read"] = dict(facts.get("not_read") or {})
+            self.reader_facts = ReaderFacts(**facts)
+        self.metadata = meta
 
 
 class FailureClass(StrEnum):

@@ -159,8 +159,8 @@ def build_task(name: str, suite: Suite, common: Common) -> Task:
             "filter": common.filter,
             "limit": common.limit,
             "ks": list(common.ks),
-            "excluded": dict(suite.metadata.get("excluded") or {}),
-            "log_header": suite.metadata.get("log_header"),
+            "excluded": dict(suite.excluded),
+            "log_header": dict(suite.log_header) if suite.log_header else None,
         }
     }
     return Task(

@@ -350,8 +350,8 @@ def rtllm(
 ) -> Task:
     """A Task over an RTLLM checkout. Every reference is run once here (calibrate=True,
     cached per toolchain) and designs whose reference fails are excluded with the measured
-    reason and `newer_icarus` (task.metadata["excluded"]: {id: reason}, and
-    ["newer_icarus"]: {id: assessment}), unless include_known_bad."""
+    reason and `newer_icarus` (task.excluded: {id: reason}, and
+    task.metadata["newer_icarus"]: {id: assessment}), unless include_known_bad."""
 
     read = read_rtllm(root)
     samples, excluded = pick_problems(read.samples, read.excluded, problems, limit)
@@ -377,13 +377,13 @@ def rtllm(
         metadata={
             "language": "verilog",
             "source": str(root),
-            "excluded": excluded,
             "measured_failures": measured,
             "newer_icarus": {i: newer_icarus(_bare(r), i) for i, r in measured.items()},
             "include_known_bad": include_known_bad,
             "verdict": "trusted (testbench's checks); upstream's forgeable rule in "
             "metrics.upstream_pass",
         },
+        excluded=excluded,
     )
 
 

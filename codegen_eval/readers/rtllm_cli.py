@@ -45,6 +45,6 @@ def rtllm_tasks(args: argparse.Namespace) -> list[Task]:
         )
     except (RtllmFormatError, OSError) as exc:
         raise CliError(f"--rtllm: {exc}") from None
-    if args.rtllm_problems and not task.dataset and not task.metadata["excluded"]:
+    if args.rtllm_problems and not task.dataset and not task.excluded:
         raise CliError(f"--rtllm-problems {' '.join(args.rtllm_problems)} matches no design")
     return [task]  # the run's summary lists the exclusions with their reasons

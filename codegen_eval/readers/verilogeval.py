@@ -39,7 +39,7 @@ from codegen_eval.readers._pick import pick_problems
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer
 from codegen_eval.suites.verilog.tbgen import NONCE_PLUSARG, VERDICT_PREFIX
-from codegen_eval.types import Sample, Task
+from codegen_eval.types import ReaderFacts, Sample, Task
 
 Mode = Literal["spec-to-rtl", "code-complete", "v1"]
 MODES: tuple[str, ...] = ("spec-to-rtl", "code-complete", "v1")
@@ -394,8 +394,8 @@ def verilogeval(
     code-complete) or, with mode "v1", the problems JSONL (+ descriptions JSONL); mode None
     detects the format. Every reference is run once here (calibrate=True; cached per
     toolchain) and problems whose reference fails are excluded with the measured reason
-    unless include_known_bad. Exclusions are in task.metadata["excluded"] as {id: reason};
-    task.metadata["policy"] says which problems upstream discussed and whether they were
+    unless include_known_bad. Exclusions are in task.excluded as {id: reason};
+    task.reader_facts.policy says which problems upstream discussed and whether they were
     excluded (policy_exclusions)."""
     mode_name, _ = resolve_mode(path, mode)
     if mode_name == "v1":
@@ -422,11 +422,11 @@ def verilogeval(
         metadata={
             "language": "verilog",
             "source": str(path),
-            "excluded": excluded,
             "measured_failures": measured,
             "include_known_bad": include_known_bad,
-            "policy": {"applied": policy_exclusions, "problems": read.policy},
         },
+        excluded=excluded,
+        reader_facts=ReaderFacts(policy={"applied": policy_exclusions, "problems": read.policy}),
     )
 
 

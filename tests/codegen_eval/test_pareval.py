@@ -47,7 +47,7 @@ def test_fixture_loads_like_the_real_layout() -> None:
         f"{p}/{m}" for p in ("00_reduce_sum_of_squares", "01_transform_scale_points") for m in HOST
     }
     assert host <= ids
-    excluded = task.metadata["excluded"]
+    excluded = task.excluded
     assert "Kokkos 4" in excluded["00_reduce_sum_of_squares/kokkos"]
     assert "hipcc" in excluded["00_reduce_sum_of_squares/hip"]
     assert "gpu.cu" in excluded["01_transform_scale_points/cuda"]
@@ -56,7 +56,7 @@ def test_fixture_loads_like_the_real_layout() -> None:
         if s.metadata["variant"] in HOST:
             assert s.target.rstrip().endswith("}") and "correct" not in s.target
             assert s.metadata["problem_size"] == "(1<<12)"
-    header = task.metadata["log_header"]
+    header = task.log_header
     assert header["cores_cap"] == 2 and header["verdict"] == "upstream"
     assert "forgeable" in header["verdict_label"]
     assert header["launch"]["omp"]["run"] == ["num_threads=1", "num_threads=2"]
@@ -197,7 +197,7 @@ async def test_wrong_answers_fail_in_both_verdict_modes(tmp_path: Path, verdict:
 
 async def test_trusted_verdict_passes_the_references(tmp_path: Path) -> None:
     task = load_pareval(FIXTURE, models=HOST, verdict="trusted", cores=2)
-    assert "no candidate code" in task.metadata["log_header"]["verdict_label"]
+    assert "no candidate code" in task.log_header["verdict_label"]
     res = await run_eval([task], ReferenceSolver(), tmp_path / "t.jsonl", _cfg())
     assert len(res.records) == 8
     for r in res.records:

@@ -44,12 +44,12 @@ def test_every_generation_prompt_is_read() -> None:
     host = [s for s in task.dataset if s.metadata["variant"] in HOST]
     assert len(host) == 240
     assert all(s.target.strip() and s.metadata["baseline_name"] for s in host)
-    excluded = task.metadata["excluded"]
+    excluded = task.excluded
     assert sum(sid.endswith("/kokkos") for sid in excluded) == 60
     for s in host:
         assert s.metadata["problem_size"].startswith("(1<<")
     translation = load_pareval(ROOT, prompts="translation", models=None)
-    assert len(translation.dataset) + len(translation.metadata["excluded"]) == 143
+    assert len(translation.dataset) + len(translation.excluded) == 143
 
 
 @pytest.mark.slow

@@ -55,7 +55,7 @@ async def _score(s: Sample, scorer, code: str):
 
 
 def _reasons(task) -> dict[str, str]:
-    return dict(task.metadata["excluded"])
+    return dict(task.excluded)
 
 
 def test_exclusions_are_measured_and_mode_aware(v2: Path) -> None:
@@ -74,8 +74,8 @@ def test_exclusions_are_measured_and_mode_aware(v2: Path) -> None:
     assert "Prob099_nor_pair" not in c_ex and "Prob099_nor_pair" in [s.id for s in cc.dataset]
     # policy exclusions are off by default: Prob118 is upstream-discussed but scored
     assert "Prob118_xor_reduce" in [s.id for s in spec.dataset]
-    assert spec.metadata["policy"]["applied"] is False
-    assert "Prob118_xor_reduce" in spec.metadata["policy"]["problems"]
+    assert spec.reader_facts.policy["applied"] is False
+    assert "Prob118_xor_reduce" in spec.reader_facts.policy["problems"]
     # the stray .sv and problems.txt in the directory are not problems
     assert {s.id for s in spec.dataset} == {"Prob001_majority3", "Prob002_toggle_ff",
                                              "Prob118_xor_reduce"}  # fmt: skip
@@ -278,4 +278,4 @@ def test_registered_suite_from_a_user_path(v2: Path) -> None:
     name = register_verilogeval(v2, "code-complete", name="verilogeval-test-local")
     task = get_suite(name, problems="*majority*")
     assert [s.id for s in task.dataset] == ["Prob001_majority3"]
-    assert PORTS.pid not in task.metadata["excluded"]  # filters apply to the exclusions too
+    assert PORTS.pid not in task.excluded  # filters apply to the exclusions too

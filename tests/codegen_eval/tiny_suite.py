@@ -101,7 +101,7 @@ def tiny_task(copies: int | None = None) -> Task:
         name="tiny-c",
         dataset=samples,
         scorer=TinyScorer(),
-        metadata={"excluded": {"sum-broken": "known-bad: driver reads past the input"}},
+        excluded={"sum-broken": "known-bad: driver reads past the input"},
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.registry import register_suite
-from codegen_eval.types import Task
+from codegen_eval.types import ReaderFacts, Task
 
 from .records import CvdpFormatError, ReadResult, read_cvdp
 from .scorer import CvdpScorer, answer_files, measured_exclusions
@@ -30,8 +30,8 @@ def cvdp(
     wall_s: float = 300.0,
 ) -> Task:
     """A Task over the non-agentic code-generation records of a CVDP JSONL file.
-    task.metadata["excluded"] is {id: reason} for the problems whose reference fails here;
-    task.metadata["not_read"] the records of other workflows and categories."""
+    task.excluded is {id: reason} for the problems whose reference fails here;
+    task.reader_facts.not_read the records of other workflows and categories."""
     read = read_cvdp(path)
     samples = read.samples
     if problems:
@@ -48,17 +48,12 @@ def cvdp(
         name="cvdp",
         dataset=samples,
         scorer=scorer,
-        metadata={
-            "language": "verilog",
-            "source": str(path),
-            "records": read.total,
-            # code-generation problems that cannot be scored here (the reference fails)
-            "excluded": dict(measured),
-            "measured_failures": measured,
-            # records of other workflows (agentic, code comprehension): not problems of this
-            # task, so not in its denominator either
-            "not_read": dict(read.excluded),
-        },
+        metadata={"language": "verilog", "source": str(path), "measured_failures": measured},
+        # code-generation problems that cannot be scored here (the reference fails)
+        excluded=dict(measured),
+        # records of other workflows (agentic, code comprehension): not problems of this
+        # task, so not in its denominator either
+        reader_facts=ReaderFacts(records=read.total, not_read=dict(read.excluded)),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from codegen_eval.types import Task
+from codegen_eval.types import ReaderFacts, Task
 
 
 def _positive_seconds(text: str) -> float:
@@ -67,9 +67,10 @@ def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
         raise CliError(f"--cvdp: {args.cvdp} does not exist") from None
     except (CvdpFormatError, HarnessSetupError, OSError) as exc:
         raise CliError(f"--cvdp: {exc}") from None
-    excluded, not_read = task.metadata["excluded"], task.metadata["not_read"]
+    facts = task.reader_facts or ReaderFacts()
+    excluded, not_read = task.excluded, facts.not_read
     print(
-        f"cvdp: {task.metadata['records']} records: {len(not_read)} not code generation, "
+        f"cvdp: {facts.records} records: {len(not_read)} not code generation, "
         f"{len(task.dataset)} to score, {len(excluded)} excluded",
         file=sys.stderr,
     )

@@ -212,17 +212,14 @@ def load_pareval(
             niter=_niter(driver_sources),
             settings=settings,
         ),
-        metadata={
-            "excluded": excluded,
-            "source": str(prompts_path),
-            "checkout": str(root),
-            "log_header": {
-                "verdict": verdict,
-                "verdict_label": label,
-                "cores_cap": cap,
-                "launch_configs": str(launch_path),
-                "launch": plans_ok,
-            },
+        metadata={"source": str(prompts_path), "checkout": str(root)},
+        excluded=excluded,
+        log_header={
+            "verdict": verdict,
+            "verdict_label": label,
+            "cores_cap": cap,
+            "launch_configs": str(launch_path),
+            "launch": plans_ok,
         },
     )
 

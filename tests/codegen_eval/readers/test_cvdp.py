@@ -120,8 +120,8 @@ async def test_commercial_problem_excluded_with_measured_reason(jsonl: Path) -> 
     assert [s.id for s in task.dataset] == ["cvdp_copilot_adder_0001", "cvdp_copilot_counter_0002"]
     why = task.metadata["measured_failures"]["cvdp_copilot_checker_0003"]
     assert why == "needs a commercial simulator: its harness calls xrun, not installed here"
-    assert set(task.metadata["excluded"]) == {"cvdp_copilot_checker_0003"}
-    assert set(task.metadata["not_read"]) == {
+    assert set(task.excluded) == {"cvdp_copilot_checker_0003"}
+    assert set(task.reader_facts.not_read) == {
         "cvdp_copilot_explain_0004",
         "cvdp_agentic_adder_0005",
     }
@@ -132,7 +132,7 @@ async def test_records_without_solutions(tmp_path: Path) -> None:
     commercial problem excluded on its face."""
     task = cvdp(write_jsonl(tmp_path, solutions=False))
     assert [s.id for s in task.dataset] == ["cvdp_copilot_adder_0001", "cvdp_copilot_counter_0002"]
-    assert "commercial simulator" in task.metadata["excluded"]["cvdp_copilot_checker_0003"]
+    assert "commercial simulator" in task.excluded["cvdp_copilot_checker_0003"]
     adder = task.dataset[0]
     assert adder.target == "" and adder.metadata["reference"] == {}
     good = await task.scorer.score(adder, Candidate(adder.id, 0, ADDER))
@@ -155,7 +155,7 @@ async def test_other_simulator_excluded_with_what_happened_here(tmp_path: Path) 
     path.write_text(json.dumps(row) + "\n")
     task = cvdp(path)
     assert task.dataset == []
-    why = task.metadata["excluded"]["cvdp_copilot_adder_0001"]
+    why = task.excluded["cvdp_copilot_adder_0001"]
     assert why.startswith(
         "SIM=verilator: this reader screens Icarus-compiled designs only (run here:"
     )

@@ -49,8 +49,8 @@ def passing(scorer: CvdpScorer) -> list[Sample]:
     for f in _files():
         task = cvdp(f)
         records += task.metadata["records"]
-        not_read.update(task.metadata["not_read"])
-        why.update(task.metadata["excluded"])
+        not_read.update(task.reader_facts.not_read)
+        why.update(task.excluded)
         out.extend(task.dataset)
     print(f"\ncvdp examples: {records} records, {len(not_read)} not code generation, "
           f"{len(out)} reference(s) pass here, {len(why)} excluded")  # fmt: skip

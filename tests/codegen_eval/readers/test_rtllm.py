@@ -92,7 +92,7 @@ def test_instrumentation_uses_the_one_live_pass_message() -> None:
 
 def test_exclusions_are_measured_with_what_a_newer_icarus_would_do(task: Task) -> None:
     assert sorted(s.id for s in task.dataset) == ["adder_4bit", "counter_mod6"]
-    excl = task.metadata["excluded"]
+    excl = task.excluded
     assert set(excl) == {"parity8", "shift_reg4"}
     assert "testbench.v:16: sorry: break statements not supported" in excl["shift_reg4"]
     assert "sim_mismatch: the testbench's checks fail" in excl["parity8"]

@@ -67,7 +67,7 @@ def test_recorded_exclusions_still_hold() -> None:
     assert set(measured) == set(recorded)
     for design, rec in recorded.items():
         assert rec["reason"] in measured[design], (design, measured[design])
-        assert rec["newer_icarus"] in task.metadata["excluded"][design]
+        assert rec["newer_icarus"] in task.excluded[design]
 
 
 @pytest.mark.skipif(not NEWER, reason="RTLLM_NEWER_ICARUS names no newer Icarus bin directory")
