@@ -119,7 +119,7 @@ def problem_listing(suite: str | None, selection: Selection | str | None = None)
 def get_excluded(suite: str) -> dict[str, str]:
     from codegen_eval.registry import get_suite
 
-    return dict(get_suite(suite).metadata.get("excluded") or {})
+    return dict(get_suite(suite).excluded)
 
 
 def show_log(

@@ -36,6 +36,7 @@ from codegen_eval.log import (
 )
 from codegen_eval.problem_ids import Selection
 from codegen_eval.progress import Progress as _Progress
+from codegen_eval.records import CandidateRecord, EndRecord, ExcludedRecord, ScoreRecord
 from codegen_eval.types import (
     Candidate,
     Executor,
@@ -43,6 +44,7 @@ from codegen_eval.types import (
     IncrementalSolver,
     Sample,
     Score,
+    ScoreStatus,
     Solver,
     Task,
 )
@@ -83,8 +85,8 @@ class RunConfig:
 @dataclass
 class RunResult:
     log_path: Path
-    records: list[dict[str, Any]]  # every score record of the run (resumed ones included)
-    excluded: list[dict[str, Any]]
+    records: list[ScoreRecord]  # every score record of the run (resumed ones included)
+    excluded: list[ExcludedRecord]
     scored_now: int  # candidates scored by this invocation (cache hits included)
     cache_hits: int
     interrupted: bool = False
@@ -151,7 +153,7 @@ class _Run:
         self.cache = ScoreCache()
         self.score_sem = asyncio.Semaphore(max(1, config.max_sandboxes))
         self.gen_sem = asyncio.Semaphore(max(1, config.max_generations))
-        self.records: list[dict[str, Any]] = []
+        self.records: list[ScoreRecord] = []
         self.scored_now = 0
         self.progress = _Progress(False)
         self.executor_info: dict[str, dict[str, Any]] = {}  # code hash -> where it was scored
@@ -178,23 +180,23 @@ class _Run:
 
             score, cached = await self.cache.get_or_score(key, remote)
             info = self.executor_info.get(key)
-        rec = {
-            "type": "score",
-            "suite": task.name,
-            "sample_id": sample.id,
-            "index": cand.index,
-            "code_hash": key,
-            "value": score.value,
-            "status": score.status,
-            "failure_class": score.failure_class,
-            "metrics": score.metrics,
-            "explanation": score.explanation[:MAX_EXPLANATION],
-            "language": _language(sample),
-            "variant": _variant(sample),
-            "cached": cached,
-            "elapsed_s": round(time.monotonic() - t0, 4),
-            "candidate": {k: v for k, v in cand.metadata.items() if k != "raw"},
-        }
+        rec = ScoreRecord(
+            type="score",
+            suite=task.name,
+            sample_id=sample.id,
+            index=cand.index,
+            code_hash=key,
+            value=score.value,
+            status=score.status,
+            failure_class=score.failure_class,
+            metrics=score.metrics,
+            explanation=score.explanation[:MAX_EXPLANATION],
+            language=_language(sample),
+            variant=_variant(sample),
+            cached=cached,
+            elapsed_s=round(time.monotonic() - t0, 4),
+            candidate={k: v for k, v in cand.metadata.items() if k != "raw"},
+        )
         if score.metadata:
             rec["score_metadata"] = score.metadata
         if info is not None:
@@ -225,15 +227,15 @@ class _Run:
             self.progress.add(score=-1)
             return
         self.log.write(
-            {
-                "type": "candidate",
-                "suite": task.name,
-                "sample_id": sample.id,
-                "index": cand.index,
-                "code": cand.code,
-                "raw": cand.raw if cand.raw != cand.code else "",
-                "metadata": cand.metadata,
-            }
+            CandidateRecord(
+                type="candidate",
+                suite=task.name,
+                sample_id=sample.id,
+                index=cand.index,
+                code=cand.code,
+                raw=cand.raw if cand.raw != cand.code else "",
+                metadata=cand.metadata,
+            )
         )
         if "generation_error" in cand.metadata:
             self._record_generation_error(task, sample, cand)
@@ -241,24 +243,22 @@ class _Run:
         tg.create_task(self.score(task, sample, cand))
 
     def _record_generation_error(self, task: Task, sample: Sample, cand: Candidate) -> None:
-        rec = {
-            "type": "score",
-            "suite": task.name,
-            "sample_id": sample.id,
-            "index": cand.index,
-            "code_hash": "",
-            "value": 0.0,
-            "status": "error",
-            "failure_class": FailureClass.INFRA_ERROR,
-            "metrics": {},
-            "explanation": f"generation failed: {cand.metadata['generation_error']}"[
-                :MAX_EXPLANATION
-            ],
-            "language": _language(sample),
-            "variant": _variant(sample),
-            "cached": False,
-            "candidate": cand.metadata,
-        }
+        rec = ScoreRecord(
+            type="score",
+            suite=task.name,
+            sample_id=sample.id,
+            index=cand.index,
+            code_hash="",
+            value=0.0,
+            status=ScoreStatus.ERROR,
+            failure_class=FailureClass.INFRA_ERROR,
+            metrics={},
+            explanation=f"generation failed: {cand.metadata['generation_error']}"[:MAX_EXPLANATION],
+            language=_language(sample),
+            variant=_variant(sample),
+            cached=False,
+            candidate=cand.metadata,
+        )
         self.log.write(rec)
         self.records.append(rec)
         self.scored_now += 1
@@ -277,7 +277,7 @@ class _Run:
 
     # --------------------------------------------------------------------- main
     async def run(
-        self, resumed: dict[str, dict[str, Any]], pending: dict[str, dict[str, Any]]
+        self, resumed: dict[str, ScoreRecord], pending: dict[str, CandidateRecord]
     ) -> None:
         plan: list[tuple[Task, Any, Sample, list[int], list[Candidate]]] = []
         for task in self.tasks:
@@ -293,15 +293,7 @@ class _Run:
                         continue
                     if key in pending:  # generated before the interruption, not yet scored
                         c = pending[key]
-                        logged.append(
-                            Candidate(
-                                sample.id,
-                                i,
-                                c.get("code", ""),
-                                c.get("raw", ""),
-                                c.get("metadata") or {},
-                            )
-                        )
+                        logged.append(Candidate(sample.id, i, c["code"], c["raw"], c["metadata"]))
                     else:
                         todo.append(i)
                 if todo or logged:
@@ -351,11 +343,11 @@ async def run_eval(
         **config.header,
     }
     # What a suite wants readers of the log to know (e.g. ParEval's core cap and verdict mode).
-    notes = {t.name: t.metadata["log_header"] for t in tasks if t.metadata.get("log_header")}
+    notes = {t.name: dict(t.log_header) for t in tasks if t.log_header}
     if notes:
         header["suite_notes"] = notes
-    resumed: dict[str, dict[str, Any]] = {}
-    pending: dict[str, dict[str, Any]] = {}
+    resumed: dict[str, ScoreRecord] = {}
+    pending: dict[str, CandidateRecord] = {}
     excluded_logged: set[tuple[str, str]] = set()
     if resume and _nonempty(path):
         previous = read_log(path)
@@ -374,27 +366,29 @@ async def run_eval(
 
     run = _Run(tasks, solver, config, log)
     for rec in resumed.values():  # identical candidates of a resumed run hit the cache
-        if rec.get("code_hash") and rec.get("failure_class") != FailureClass.INFRA_ERROR:
+        if rec["code_hash"] and not is_infra_error(rec):
             run.cache.put(
                 rec["code_hash"],
                 Score(
                     rec["value"],
-                    rec["status"],
-                    rec.get("failure_class"),
-                    dict(rec.get("metrics") or {}),
-                    rec.get("explanation", ""),
+                    ScoreStatus(rec["status"]),
+                    rec["failure_class"],
+                    dict(rec["metrics"]),
+                    rec["explanation"],
                     metadata=dict(rec.get("score_metadata") or {}),
                 ),
             )
-    excluded: list[dict[str, Any]] = []
+    excluded: list[ExcludedRecord] = []
     # A --limit run covers the first N scorable problems only: which excluded problems would
     # have been among them is unknowable, so none enters the upstream-comparable totals (they
     # would count failures for problems the run never selected). --filter is exact.
     for task in tasks if config.limit is None else ():
-        for sample_id, reason in (task.metadata.get("excluded") or {}).items():
+        for sample_id, reason in task.excluded.items():
             if not config.chosen().matches(task.name, sample_id):
                 continue  # the denominators follow the selection
-            rec = {"type": "excluded", "suite": task.name, "sample_id": sample_id, "reason": reason}
+            rec = ExcludedRecord(
+                type="excluded", suite=task.name, sample_id=sample_id, reason=reason
+            )
             excluded.append(rec)
             if (task.name, sample_id) not in excluded_logged:
                 log.write(rec)
@@ -415,7 +409,7 @@ async def run_eval(
         aborted = group.subgroup(RunAborted)
         raise (aborted.exceptions[0] if aborted else group.exceptions[0]) from None
     finally:
-        log.write({"type": "end", "interrupted": interrupted, "scored": run.scored_now})
+        log.write(EndRecord(type="end", interrupted=interrupted, scored=run.scored_now))
         log.close()
     return RunResult(
         log_path=path,

@@ -57,7 +57,7 @@ def check_selection(tasks: Sequence[Task], config: RunConfig) -> dict[str, list[
         raise SelectionError(f"--limit must be >= 1 (got {config.limit})")
     chosen = config.chosen()
     known = [(t.name, s.id) for t in tasks for s in t.dataset]
-    excluded = [(t.name, i) for t in tasks for i in t.metadata.get("excluded") or {}]
+    excluded = [(t.name, i) for t in tasks for i in t.excluded]
     if missing := chosen.unknown_ids(known + excluded):
         # An exact id is meant: one that names nothing is a mistake even when others match.
         raise SelectionError(
@@ -122,7 +122,7 @@ def match_samples_file(
     solver). Returns notes for stderr; raises SelectionError when no selected problem has a
     candidate in the file."""
     known = {s.id for t in tasks for s in t.dataset}
-    excluded = {sid for t in tasks for sid in (t.metadata.get("excluded") or {})}
+    excluded = {sid for t in tasks for sid in t.excluded}
     file_ids = list(solver.sample_ids)
     if not file_ids:
         raise SelectionError(f"samples file {solver.path} has no candidates")
