@@ -22,7 +22,9 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
         "--rtllm-problems",
         metavar="GLOB",
         action="append",
-        help="RTLLM: only designs whose name matches (repeatable)",
+        help="RTLLM: only designs whose name matches, and only those are loaded "
+        "(repeatable; deprecated: --filter 'rtllm/GLOB' selects the same, see "
+        "docs/codegen-eval.md#selecting-problems)",
     )
 
 

@@ -33,7 +33,9 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
         "--cvdp-problems",
         metavar="GLOB",
         action="append",
-        help="CVDP: only problems whose id matches (repeatable)",
+        help="CVDP: only problems whose id matches, and only those are loaded "
+        "(repeatable; deprecated: --filter 'cvdp/GLOB' selects the same, see "
+        "docs/codegen-eval.md#selecting-problems)",
     )
     r.add_argument(
         "--cvdp-wall-s",
