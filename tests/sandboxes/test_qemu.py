@@ -111,7 +111,7 @@ async def test_no_output_is_classified(vmlinux: Path, tmp_path: Path) -> None:
     res = await run_vm(spec)
     assert res.status is VMStatus.NO_OUTPUT
     assert res.console == ""
-    assert res.wall_s < 15
+    assert res.wall_s < spec.wall_s / 2  # ended by the silence limit, well before the wall
     assert not _alive(res.pid)
 
 
@@ -172,9 +172,10 @@ async def test_choose_accel_measures_once_and_caches(
     (entry,) = cache.values()
     assert entry["accel"] == accel
     assert entry["seconds"]["tcg"] is not None  # TCG always boots the probe
-    start = time.monotonic()
+    written = (tmp_path / "codegen-lab" / "qemu-accel.json").read_text()
     assert await choose_accel(vmlinux) == accel
-    assert time.monotonic() - start < 1.0  # answered from the cache, no boot
+    # answered from the cache, no boot: a probe would have rewritten it (with its measured_at)
+    assert (tmp_path / "codegen-lab" / "qemu-accel.json").read_text() == written
 
 
 async def test_cancellation_leaves_no_qemu_behind(vmlinux: Path, tmp_path: Path) -> None:
