@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -97,13 +98,20 @@ class Selection:
 
 
 def closest_ids(wanted: str, known: Sequence[tuple[str, str]], n: int = 3) -> list[str]:
-    """The qualified ids most like `wanted` (a glob's or substring's letters), by difflib on
-    the qualified ids and their tails; never empty when `known` is not."""
-    key = wanted.strip("*?[]/").lower()
-    by_key: dict[str, str] = {}
+    """The qualified ids most like `wanted` (a glob's or substring's letters), by difflib's
+    ratio against each id's tails and its words (so a typo in one word, 'lsfr', still finds
+    'Prob086_lfsr5'); never empty when `known` is not."""
+    key = re.sub(r"[*?\[\]]", "", wanted).strip("/").lower()
+    matcher = difflib.SequenceMatcher(b=key)
+    scored: dict[str, float] = {}
     for suite, sid in known:
-        for tail in id_tails(suite, sid):
-            by_key.setdefault(tail.lower(), qualified_id(suite, sid))
-    near = difflib.get_close_matches(key, list(by_key), n=n * 3, cutoff=0.4)
-    out = list(dict.fromkeys(by_key[k] for k in near))[:n]
-    return out or [qualified_id(s, i) for s, i in known[:n]]
+        full = qualified_id(suite, sid)
+        pieces = id_tails(suite, sid) + re.split(r"[/_.-]+", sid)
+        best = 0.0
+        for piece in pieces:
+            matcher.set_seq1(piece.lower())
+            best = max(best, matcher.ratio())
+        scored[full] = max(best, scored.get(full, 0.0))
+    ranked = sorted(scored, key=lambda i: -scored[i])  # stable: ties keep the suite's order
+    near = [i for i in ranked if scored[i] >= 0.5][:n]
+    return near or [qualified_id(s, i) for s, i in known[:n]]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from codegen_eval.errors import CodegenEvalError
-from codegen_eval.problem_ids import Selection, closest_ids
+from codegen_eval.problem_ids import Selection, closest_ids, qualified_id
 from codegen_eval.runner import RunConfig, select_samples
 from codegen_eval.types import Sample, Task
 
@@ -63,7 +63,7 @@ def check_selection(tasks: Sequence[Task], config: RunConfig) -> dict[str, list[
         raise SelectionError(
             f"--sample-id {missing[0]!r} names no problem"
             + (f" (nor do {_some(missing[1:], 3)})" if len(missing) > 1 else "")
-            + f"; closest: {', '.join(closest_ids(missing[0], known))}"
+            + f"; closest: {', '.join(closest_ids(missing[0], known + excluded))}"
         )
     selected = {t.name: select_samples(t, config) for t in tasks}
     if any(selected.values()):
@@ -73,7 +73,13 @@ def check_selection(tasks: Sequence[Task], config: RunConfig) -> dict[str, list[
         raise SelectionError(
             f"the suites {', '.join(t.name for t in tasks)} have no problems{more}"
         )
-    raise SelectionError(nothing_selected(chosen, known, tasks))
+    if only := [(t, i) for t in tasks for i in t.excluded if chosen.matches(t.name, i)]:
+        task, sid = only[0]
+        raise SelectionError(
+            f"{chosen.describe()} selects only excluded problems ({len(only)}), none to run; "
+            f"{qualified_id(task.name, sid)}: {task.excluded[sid]}"
+        )
+    raise SelectionError(nothing_selected(chosen, known + excluded, tasks))
 
 
 def nothing_selected(

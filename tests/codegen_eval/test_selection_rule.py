@@ -15,7 +15,7 @@ from codegen_eval.readers import load_humaneval
 from codegen_eval.registry import get_suite
 from codegen_eval.runner import RunConfig, select_samples
 from codegen_eval.selection import SelectionError, check_selection
-from codegen_eval.types import Task
+from codegen_eval.types import Sample, Task
 
 HUMANEVAL = Path(__file__).parent / "humaneval_fixture" / "problems.jsonl"
 BUILT_IN = ("verilog", "omp-pragma", "mpi-completion", "hpc-kernels")
@@ -122,3 +122,32 @@ def test_reader_globs_are_deprecated_with_a_note() -> None:
         len(notes) == 1
         and "--rtllm-problems is deprecated: use --filter 'rtllm/GLOB'" in (notes[0])
     )
+
+
+def _verilogeval_like() -> Task:
+    """VerilogEval's id shape, with one problem excluded (its reference fails here)."""
+    ids = ["Prob001_zero", "Prob027_fadd", "Prob086_lfsr5", "Prob110_fsm2"]
+    return Task(
+        name="verilogeval-spec-to-rtl",
+        dataset=[Sample(id=i, input=f"spec of {i}") for i in ids],
+        scorer=get_suite("verilog").scorer,
+        excluded={"Prob082_lfsr32": "the reference fails here: TIMEOUT"},
+    )
+
+
+def test_closest_ids_find_a_typo_in_one_word_and_excluded_ids() -> None:
+    task = _verilogeval_like()
+    with pytest.raises(SelectionError) as err:
+        check_selection([task], RunConfig(filter="lsfr*"))
+    assert "closest: verilogeval-spec-to-rtl/Prob086_lfsr5" in str(err.value)
+    with pytest.raises(SelectionError) as err:  # an excluded problem is a near miss too
+        check_selection([task], RunConfig(selection=Selection.of(ids="Prob082_lfsr")))
+    assert "closest: verilogeval-spec-to-rtl/Prob082_lfsr32" in str(err.value)
+
+
+def test_selecting_only_excluded_problems_says_why_they_do_not_run() -> None:
+    task = _verilogeval_like()
+    with pytest.raises(SelectionError) as err:
+        check_selection([task], RunConfig(selection=Selection.of(ids="Prob082_lfsr32")))
+    assert "selects only excluded problems (1), none to run" in str(err.value)
+    assert "Prob082_lfsr32: the reference fails here: TIMEOUT" in str(err.value)
