@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.cli_select import narrow_runs, pick_rows, selection_from_args, shown_id
-from codegen_eval.problem_ids import Selection, closest_ids
+from codegen_eval.problem_ids import Selection, closest_ids, qualified_id
 from codegen_eval.report import plural, print_table, summarize
 from codegen_eval.report_samples import sample_rows
 
@@ -47,7 +47,8 @@ def suite_listing() -> int:
         table.add_column(col)
     for info in list_suites():
         try:
-            size = str(len(info.factory().dataset))
+            task = info.factory()
+            size = f"{len(task.dataset)}{_shape(task.name, task.dataset, full=False)}"
         except Exception as exc:  # a suite whose data is missing still shows up, with why
             size = f"? ({exc})"
         table.add_row(info.name, size, info.description)
@@ -73,6 +74,20 @@ def _listed(suite: str | None, selection: Selection) -> list[tuple[str, Any]]:
     return picked
 
 
+def _shape(suite: str, samples: Sequence[Any], *, full: bool = True) -> str:
+    """The suffix " (9 kernels x 5 variants: ...)" when the ids past the suite are NAME/VARIANT for
+    every name and variant (hpc-kernels, ParEval's problem/model), else ""."""
+    names = [qualified_id(suite, s.id).split("/", 1)[1] for s in samples]
+    if not names or not all("/" in n for n in names):
+        return ""
+    groups = Counter(n.split("/", 1)[0] for n in names)
+    variants = {n.split("/", 1)[1] for n in names}
+    if len(groups) < 2 or len(variants) < 2 or len(groups) * len(variants) != len(names):
+        return ""
+    listed = f": {', '.join(sorted(variants))}" if full else ""
+    return f" ({len(groups)} kernels x {len(variants)} variants{listed})"
+
+
 def problem_listing(suite: str | None, selection: Selection | str | None = None) -> int:
     """`codegen-eval list [SUITE]`: the problem ids (what --filter/--match/--sample-id match;
     across suites shown as SUITE/ID) with the first line of each prompt, and how the ids are
@@ -80,15 +95,9 @@ def problem_listing(suite: str | None, selection: Selection | str | None = None)
     from rich.console import Console
     from rich.table import Table
 
-    from codegen_eval.cli_select import CliError
-
     if not isinstance(selection, Selection):  # a glob, as callers before the common rule gave
         selection = Selection.of(selection)
-    try:
-        listed = _listed(suite, selection)
-    except CliError as exc:
-        print(f"codegen-eval: error: {exc}", file=sys.stderr)
-        return 1
+    listed = _listed(suite, selection)  # a CliError: main prints it with the exit code of all
     samples = [s for _, s in listed]
     console = Console(width=None if sys.stdout.isatty() else 200)
     table = Table(title=f"{suite or 'every suite'}: problems", show_lines=False)
@@ -98,13 +107,7 @@ def problem_listing(suite: str | None, selection: Selection | str | None = None)
         first = next((ln.strip() for ln in str(s.input).splitlines() if ln.strip()), "")
         table.add_row(s.id if suite else shown_id(name, s.id), first[:100])
     console.print(table)
-    groups = Counter(s.id.split("/", 1)[0] for s in samples if "/" in s.id)
-    variants = {s.id.split("/", 1)[1] for s in samples if "/" in s.id}
-    shape = ""
-    if suite and groups and len(groups) * len(variants) == len(samples):
-        shape = (
-            f" ({len(groups)} kernels x {len(variants)} variants: {', '.join(sorted(variants))})"
-        )
+    shape = _shape(suite, samples) if suite else ""
     more = ""
     if suite:
         excluded = get_excluded(suite)

@@ -88,3 +88,17 @@ def test_run_show_report_share_the_selection(tmp_path: Path) -> None:
     assert "p01_basic_gates" in html.read_text() and "atomic_histogram" not in html.read_text()
     line = _one_line_error(run_cli("report", str(log), "--filter", "atomc*", "-o", str(html)))
     assert "closest: omp-pragma/atomic_histogram" in line
+
+
+def test_sizes_say_kernels_x_variants_only_where_ids_have_that_shape(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """hpc-kernels' 45 problems are 9 kernels x 5 variants, in `list` too; omp-pragma's ids
+    carry their suite as a prefix, which is no kernel (it was shown as 1 kernel x 23 variants)."""
+    assert cli.main(["list"]) == 0
+    rows = {r.split("│")[1].strip(): r.split("│")[2].strip()
+            for r in capsys.readouterr().out.splitlines() if r.startswith("│")}  # fmt: skip
+    assert rows["hpc-kernels"] == "45 (9 kernels x 5 variants)" and rows["omp-pragma"] == "23"
+    assert cli.main(["list", "omp-pragma"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "23 problems; select with" in out and "kernels" not in out
