@@ -125,3 +125,12 @@ def test_the_readers_old_sandbox_keyword_still_works_with_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the new keyword: no warning
         assert load_humaneval(HUMANEVAL, backend="docker").scorer.backend == "docker"
+
+
+def test_an_inspect_task_hands_its_backend_on_and_leaves_the_environment() -> None:
+    from codegen_eval.inspect_tasks import omp_pragma
+
+    before = dict(os.environ)
+    task = omp_pragma(solver="reference", backend="bwrap", limit=1)
+    assert dict(os.environ) == before  # old code: CODEGEN_SANDBOX=bwrap was set here
+    assert task.metadata["codegen_eval"]["backend"] == "bwrap"
