@@ -133,8 +133,19 @@ def match_samples_file(
     if not file_ids:
         raise SelectionError(f"samples file {solver.path} has no candidates")
     unknown = [i for i in file_ids if i not in known]
-    mapping = _short_id_mapping((i for i in unknown if i not in excluded), known - set(file_ids))
+    # Ids copied from `list` across suites are qualified (SUITE/ID): each is its problem when
+    # the file does not also hold the stored id (two sets of candidates for one problem).
+    stored = {qualified_id(t.name, s.id): s.id for t in tasks for s in t.dataset}
+    qualified = {i: stored[i] for i in unknown if i in stored and stored[i] not in file_ids}
+    rest = [i for i in unknown if i not in qualified and i not in excluded]
+    mapping = _short_id_mapping(rest, known - set(file_ids) - set(qualified.values()))
     notes: list[str] = []
+    if qualified:
+        solver.rename_ids(qualified)
+        notes.append(
+            f"note: {len(qualified)} ids in {solver.path} are qualified ids (SUITE/ID), each "
+            f"taken as its problem: {_some([f'{q} -> {i}' for q, i in qualified.items()], 3)}"
+        )
     if mapping:
         solver.rename_ids(mapping)
         pairs = [f"{s} -> {f}" for s, f in mapping.items()]
@@ -143,7 +154,7 @@ def match_samples_file(
             f"problem id it starts: {_some(pairs, 3)}"
         )
     on_excluded = [i for i in unknown if i in excluded]
-    unmatched = [i for i in unknown if i not in mapping and i not in excluded]
+    unmatched = [i for i in rest if i not in mapping]
     matched = set(solver.sample_ids) & known
     if not matched:
         raise SelectionError(

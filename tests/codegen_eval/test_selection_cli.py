@@ -102,3 +102,20 @@ def test_sizes_say_kernels_x_variants_only_where_ids_have_that_shape(
     assert cli.main(["list", "omp-pragma"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "23 problems; select with" in out and "kernels" not in out
+
+
+def test_a_samples_file_may_name_problems_by_qualified_id(tmp_path: Path) -> None:
+    """Ids copied from `list` across suites (SUITE/ID) are taken as their problems."""
+    from tests.codegen_eval.tiny_suite import REFERENCE
+
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"sample_id": "tiny-c/sum-01", "code": REFERENCE}) + "\n")
+    log = tmp_path / "run.jsonl"
+    cp = run_cli("--plugin", "tests.codegen_eval.tiny_suite", "run", "--suite", "tiny-c",
+                 "--samples", str(samples), "--sample-id", "sum-01", "--log", str(log))  # fmt: skip
+    assert cp.returncode == 0, cp.stderr
+    assert "are qualified ids (SUITE/ID), each taken as its problem: tiny-c/sum-01 -> sum-01" in (
+        cp.stderr
+    )
+    scores = read_log(log).score_records
+    assert [(r["sample_id"], r["status"]) for r in scores] == [("sum-01", "pass")]
