@@ -134,3 +134,16 @@ def test_an_inspect_task_hands_its_backend_on_and_leaves_the_environment() -> No
     task = omp_pragma(solver="reference", backend="bwrap", limit=1)
     assert dict(os.environ) == before  # old code: CODEGEN_SANDBOX=bwrap was set here
     assert task.metadata["codegen_eval"]["backend"] == "bwrap"
+
+
+def test_pareval_takes_backend_and_its_old_keyword_with_a_warning() -> None:
+    from codegen_eval.readers import load_pareval
+
+    fixture = Path(__file__).parent / "pareval_fixture"
+    with pytest.warns(DeprecationWarning, match=r"load_pareval\(sandbox=...\)"):
+        task = load_pareval(fixture, models=("serial",), sandbox="unsafe-local")
+    assert task.scorer.backend == task.scorer.objects.backend == "unsafe-local"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        task = load_pareval(fixture, models=("serial",), backend="docker")
+    assert task.scorer.backend == task.scorer.objects.backend == "docker"

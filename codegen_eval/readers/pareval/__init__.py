@@ -124,7 +124,7 @@ def load_pareval(
     launch_configs: str | os.PathLike[str] | None = None,
     known_bad: dict[tuple[str, str], str] | None = None,
     settings: RunSettings | None = None,
-    sandbox: str | None = None,
+    sandbox: str | None = None,  # deprecated spelling of backend
 ) -> Task:
     """A Task over a ParEval checkout. `source` is the checkout (prompts from
     prompts/<prompts>-prompts.json) or a prompts JSON file with `checkout` given. `cores` caps
