@@ -130,7 +130,7 @@ def main() -> int:
     c1 = _cpu()
     print(f"calibration (each reference once per toolchain, cached; warm if ~0 s): "
           f"{time.monotonic() - t0:.1f} s wall, {(c1[0] - c0[0]) + (c1[1] - c0[1]):.1f} s CPU, "
-          f"{len(task.dataset)} scorable, {len(task.metadata['excluded'])} excluded")  # fmt: skip
+          f"{len(task.dataset)} scorable, {len(task.excluded)} excluded")  # fmt: skip
     for sid, why in sorted(task.excluded.items()):
         print(f"  excluded {sid}: {why} | newer Icarus: {task.metadata['newer_icarus'].get(sid)}")
 

@@ -157,7 +157,7 @@ def main() -> int:
     c1 = _cpu()
     print(f"calibration (each reference once per toolchain, cached; warm if ~0 s): "
           f"{time.monotonic() - t0:.1f} s wall, {(c1[0] - c0[0]) + (c1[1] - c0[1]):.1f} s CPU, "
-          f"{len(task.dataset)} scorable, {len(task.metadata['excluded'])} excluded")  # fmt: skip
+          f"{len(task.dataset)} scorable, {len(task.excluded)} excluded")  # fmt: skip
 
     up_runs, our_runs = [], []
     for i in range(args.rounds):
