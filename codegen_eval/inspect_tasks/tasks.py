@@ -15,7 +15,6 @@ else codegen-eval run's 0.8/1024/0), rounds (repair), max_sandboxes (scorings at
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Any
 
 from inspect_ai import Epochs, Task, task
@@ -33,6 +32,7 @@ from codegen_eval.inspect_tasks.options import (
 )
 from codegen_eval.inspect_tasks.scorer import verdict_scorer
 from codegen_eval.inspect_tasks.solvers import candidate_solver, repair_solver
+from codegen_eval.problem_ids import Selection
 from codegen_eval.types import Sample
 from codegen_eval.types import Task as Suite
 
@@ -52,7 +52,9 @@ def _registered(short: str) -> str:
 def _select(name: str, suite: Suite, common: Common) -> list[Sample]:
     samples = list(suite.dataset)
     if common.filter:
-        samples = [s for s in samples if fnmatch.fnmatchcase(s.id, common.filter)]
+        # codegen-eval's rule: the qualified id SUITE/ID or any '/'-tail of it
+        chosen = Selection.of(common.filter)
+        samples = [s for s in samples if chosen.matches(suite.name, s.id)]
     if common.limit is not None:
         samples = samples[: common.limit]
     if not samples:

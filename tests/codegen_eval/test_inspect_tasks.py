@@ -282,3 +282,12 @@ def test_an_inspect_token_limit_ends_a_repair_chain_as_a_failure(tmp_path: Path)
         "I", "fail", "no_code",
     )  # fmt: skip
     assert len(calls) == 2  # the draft, then the repair request the limit stopped
+
+
+def test_filter_follows_codegen_evals_rule_on_id_tails() -> None:
+    # 'reduction*' names the problem, not the stored id's 'omp-pragma/' prefix: the same
+    # glob selects the same problems as `codegen-eval run --filter` (a whole-id glob chose none)
+    task = omp_pragma(solver="reference", filter="reduction*")
+    ids = [str(s.id) for s in task.dataset]
+    assert OMP in ids
+    assert all(i.startswith("omp-pragma/reduction") for i in ids)
