@@ -19,7 +19,7 @@ import html
 import statistics
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,13 +74,13 @@ def _resources(metrics: dict[str, Any]) -> float:
 
 def summarize_group(
     suite: str,
-    records: Sequence[dict[str, Any]],
+    records: Sequence[Mapping[str, Any]],
     ks: Sequence[int],
     language: str = "",
     variant: str = "",
 ) -> GroupSummary:
     g = GroupSummary(suite, language, variant)
-    per_problem: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    per_problem: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("status") == "skipped":
             g.skipped += 1
@@ -119,7 +119,7 @@ def summarize_group(
 
 
 def _upstream_speedups(
-    g: GroupSummary, per_problem: dict[str, list[dict[str, Any]]], ks: Sequence[int]
+    g: GroupSummary, per_problem: dict[str, list[Mapping[str, Any]]], ks: Sequence[int]
 ) -> None:
     """ParEval's speedup_n@k / efficiency_n@k: per problem over its passing samples (baseline:
     their fastest BestSequential), then the mean over problems with at least one pass."""
@@ -146,17 +146,17 @@ def _upstream_speedups(
         g.upstream_efficiency_at[k] = sum(eff) / len(eff) if eff else None
 
 
-def summarize(records: Iterable[dict[str, Any]], ks: Sequence[int]) -> list[GroupSummary]:
+def summarize(records: Iterable[Mapping[str, Any]], ks: Sequence[int]) -> list[GroupSummary]:
     """Suite rows, each followed by its (language, variant) rows when there is more than one
     or they are named."""
-    by_suite: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_suite: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
         by_suite[r["suite"]].append(r)
     out: list[GroupSummary] = []
     for suite in sorted(by_suite):
         recs = by_suite[suite]
         out.append(summarize_group(suite, recs, ks))
-        by_lv: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+        by_lv: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
         for r in recs:
             by_lv[(r.get("language") or "", r.get("variant") or "")].append(r)
         if len(by_lv) > 1 or any(lang or var for lang, var in by_lv):
@@ -181,7 +181,7 @@ def note_text(note: Any) -> str:
 
 
 def denominators(
-    summary: Sequence[GroupSummary], excluded: Sequence[dict[str, Any]], ks: Sequence[int]
+    summary: Sequence[GroupSummary], excluded: Sequence[Mapping[str, Any]], ks: Sequence[int]
 ) -> list[dict[str, Any]]:
     """For each suite with excluded problems, pass@k over the problems scored here and over
     all problems (upstream-comparable: an excluded problem counts as a failure, as published
@@ -239,7 +239,7 @@ def _failures_text(g: GroupSummary, limit: int = 4) -> str:
 def print_table(
     summary: Sequence[GroupSummary],
     ks: Sequence[int],
-    excluded: Sequence[dict[str, Any]] = (),
+    excluded: Sequence[Mapping[str, Any]] = (),
     console: Any = None,
 ) -> None:
     """The final rich table (stdout unless a console is given)."""
@@ -392,8 +392,8 @@ def render_html(
     summary: Sequence[GroupSummary],
     ks: Sequence[int],
     *,
-    headers: Sequence[dict[str, Any]] = (),
-    excluded: Sequence[dict[str, Any]] = (),
+    headers: Sequence[Mapping[str, Any]] = (),
+    excluded: Sequence[Mapping[str, Any]] = (),
     title: str = "codegen-eval report",
     samples: Sequence[dict[str, Any]] = (),
 ) -> str:

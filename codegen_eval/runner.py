@@ -133,13 +133,15 @@ async def guarded_score(scorer: Any, sample: Sample, cand: Candidate, timeout_s:
     except TimeoutError:
         return Score(
             0.0,
-            "error",
+            ScoreStatus.ERROR,
             FailureClass.INFRA_ERROR,
             explanation=f"scorer did not finish within {timeout_s:.0f}s",
         )
     except Exception as exc:  # a broken scorer is recorded, never fatal
         tb = traceback.format_exception_only(type(exc), exc)
-        return Score(0.0, "error", FailureClass.INFRA_ERROR, explanation="".join(tb).strip())
+        return Score(
+            0.0, ScoreStatus.ERROR, FailureClass.INFRA_ERROR, explanation="".join(tb).strip()
+        )
 
 
 class _Run:
@@ -386,12 +388,12 @@ async def run_eval(
         for sample_id, reason in task.excluded.items():
             if not config.chosen().matches(task.name, sample_id):
                 continue  # the denominators follow the selection
-            rec = ExcludedRecord(
+            left_out = ExcludedRecord(
                 type="excluded", suite=task.name, sample_id=sample_id, reason=reason
             )
-            excluded.append(rec)
+            excluded.append(left_out)
             if (task.name, sample_id) not in excluded_logged:
-                log.write(rec)
+                log.write(left_out)
 
     interrupted = True
     try:

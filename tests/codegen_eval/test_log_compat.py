@@ -66,6 +66,19 @@ def test_report_prints_and_renders_what_it_did(logs: list[str], name: str, tmp_p
     assert html.read_text() == (GOLDEN / f"{name}.html").read_text()
 
 
+def test_the_inspect_export_of_the_old_log_reports_the_same(tmp_path: Path) -> None:
+    log = tmp_path / LOG.name
+    shutil.copy(LOG, log)
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
+    export = [sys.executable, "-m", "codegen_eval.cli", "export", str(log), "--inspect"]
+    cp = subprocess.run([*export, str(tmp_path / "out.eval")], env=env, capture_output=True,
+                        text=True, timeout=120)  # fmt: skip
+    assert cp.returncode == 0, cp.stderr
+    html = tmp_path / "r.html"
+    out = _cli("report", str(tmp_path / "out.eval"), "-o", str(html), out=html)
+    assert out == (GOLDEN / "report.txt").read_text()
+
+
 class _Forbidden:
     async def solve_one(self, sample: Sample, index: int) -> Candidate:
         raise AssertionError(f"resume generated {sample.id}/{index}, which the log has")
