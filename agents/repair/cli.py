@@ -16,6 +16,8 @@ from pathlib import Path
 
 from agents.repair.solver import with_repair
 from codegen_eval import RunConfig, get_suite, print_table, run_eval, summarize
+from codegen_eval.cli_select import add_selection_options, selection_from_args
+from codegen_eval.errors import CliError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,16 +30,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float, default=0.8)
     p.add_argument("--max-tokens", type=int, default=2048)
     p.add_argument("--limit", type=int)
-    p.add_argument("--filter")
     p.add_argument("--max-sandboxes", type=int, default=2)
     p.add_argument("--log", help="run log (default runs/repair-<suites>-<time>.jsonl)")
     p.add_argument("--resume", action="store_true")
+    add_selection_options(p)  # --filter/--match/--sample-id, as in codegen-eval
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     ks = tuple(sorted({int(x) for x in args.k.split(",") if x.strip()}))
+    try:
+        selection = selection_from_args(args)
+    except CliError as exc:
+        print(f"agents.repair: error: {exc}", file=sys.stderr)
+        return 2
     options = {
         "model": args.model,
         "rounds": args.rounds,
@@ -61,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         ks=ks,
         max_sandboxes=args.max_sandboxes,
         limit=args.limit,
-        filter=args.filter,
+        selection=selection,
         header={"solver": "repair", "model": args.model or "", "options": options},
     )
     try:

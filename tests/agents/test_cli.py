@@ -34,9 +34,16 @@ def scripted_sync() -> Iterator[ScriptedServer]:
         accounting.reset_usage()
 
 
-def test_repair_cli_runs_a_suite(scripted_sync: ScriptedServer, tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize(
+    "selection",
+    [["--filter", "p01_*"], ["--sample-id", "verilog/p01_basic_gates"], ["-m", "BASIC_GATES"]],
+)
+def test_repair_cli_runs_a_suite(
+    scripted_sync: ScriptedServer, tmp_path: Path, capsys, selection: list[str]
+) -> None:
+    # the selection options are codegen-eval's (one rule for every suite)
     log = tmp_path / "r.jsonl"
-    argv = ["--suite", "verilog", "--filter", "p01_*", "-R", "2", "--log", str(log)]
+    argv = ["--suite", "verilog", *selection, "-R", "2", "--log", str(log)]
     assert repair_cli.main(argv) == 0
     scores = [json.loads(x) for x in log.read_text().splitlines()]
     scores = [r for r in scores if r.get("type") == "score"]
