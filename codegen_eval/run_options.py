@@ -172,6 +172,12 @@ def apply_logged_options(
             continue  # an option this version does not have (a newer log): nothing to set
         if dest in explicit:
             given = _json(getattr(args, dest))
+            if isinstance(value, str) and given == [value]:
+                # a log from before the common selection rule recorded its one --filter as a
+                # string (a glob on the stored id): the same glob given again is no conflict,
+                # and the logged string keeps the old rule, so the same problems are resumed
+                setattr(args, dest, value)
+                continue
             same = (
                 sorted(map(str, given)) == sorted(map(str, value))
                 if isinstance(given, list) and isinstance(value, list)

@@ -85,7 +85,7 @@ def test_unknown_suite_lists_known_ones(tmp_path: Path) -> None:
         str(tmp_path / "x.jsonl"),
         check=False,
     )
-    assert cp.returncode == 1
+    assert cp.returncode == 2
     assert "unknown suite 'nope'" in cp.stderr and "tiny-c" in cp.stderr
 
 
@@ -103,7 +103,7 @@ def test_dead_model_server_names_the_url(tmp_path: Path) -> None:
         check=False,
     )
     assert (
-        cp.returncode == 1 and "http://127.0.0.1:9/v1" in cp.stderr and "not reachable" in cp.stderr
+        cp.returncode == 2 and "http://127.0.0.1:9/v1" in cp.stderr and "not reachable" in cp.stderr
     )
 
 
@@ -128,7 +128,7 @@ def test_run_report_export_end_to_end(tmp_path: Path) -> None:
     assert len(contents.scores) == 6 and all(r["status"] == "pass" for r in contents.score_records)
     # rerunning into the same log without --resume refuses and keeps the log
     again = cli("run", "--suite", "tiny-c", "--solver", "reference", "--log", str(log), check=False)
-    assert again.returncode == 1 and "--resume" in again.stderr
+    assert again.returncode == 2 and "--resume" in again.stderr
     assert len(read_log(log).scores) == 6
 
     cli("report", str(log), "-o", str(html_out))
@@ -282,7 +282,7 @@ def test_resume_refuses_conflicting_options(tmp_path: Path) -> None:
     cli("run", "--suite", "tiny-c", "--solver", "reference", "-n", "2", "--log", str(log), copies=2)
     before = log.read_text()
     cp = cli("run", "--resume", "--log", str(log), "-n", "3", "--filter", "sum-0*", check=False)
-    assert cp.returncode == 1 and len(cp.stderr.strip().splitlines()) == 1
+    assert cp.returncode == 2 and len(cp.stderr.strip().splitlines()) == 1
     assert "-n 3 (the log has 2)" in cp.stderr and "--filter sum-0* (the log has none)" in cp.stderr
     assert log.read_text() == before  # nothing appended
     # the same values, or options that only steer the rest of the run, are accepted
@@ -304,3 +304,20 @@ def test_resume_of_a_log_written_before_options_were_recorded(tmp_path: Path) ->
     final = read_log(log)
     assert len(final.scores) == 6 and final.duplicates == 0
     assert "scored now: 4" in cp.stdout
+
+
+def test_resume_with_the_same_filter_as_an_older_log_that_recorded_it_as_a_string(
+    tmp_path: Path,
+) -> None:
+    """Logs from before the common selection rule recorded --filter as one string; giving the
+    same glob again on --resume is no conflict (it used to read as 'the log has sum-0*')."""
+    log = tmp_path / "run.jsonl"
+    cli("run", "--suite", "tiny-c", "--solver", "reference", "--filter", "sum-0*",
+        "--log", str(log), copies=2)  # fmt: skip
+    lines = log.read_text().splitlines()
+    header = json.loads(lines[0])
+    assert header["cli"]["options"]["filter"] == ["sum-0*"]
+    header["cli"]["options"]["filter"] = "sum-0*"
+    log.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    cp = cli("run", "--resume", "--log", str(log), "--filter", "sum-0*", copies=2)
+    assert "nothing left to do" in cp.stdout
