@@ -79,6 +79,30 @@ def test_the_inspect_export_of_the_old_log_reports_the_same(tmp_path: Path) -> N
     assert out == (GOLDEN / "report.txt").read_text()
 
 
+def test_the_cli_resumes_the_old_log_with_the_options_it_recorded(tmp_path: Path) -> None:
+    """`run --resume --log` takes suite, solver, model, n and k from the old header (written
+    before headers carried `cli`: n=1, every index 0 is scored), so there is nothing left to
+    do, and the model is asked nothing (the scripted server records any request)."""
+    from appl.testing import ScriptedServer
+
+    log = tmp_path / "run.jsonl"
+    shutil.copy(LOG, log)
+    plugin = ["--plugin", "tests.codegen_eval.fixtures.run_log_v1_suite"]
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
+    with ScriptedServer([], default_reply="a request a resume must not make") as server:
+        argv = [sys.executable, "-m", "codegen_eval.cli", *plugin, "run", "--resume",
+                "--log", str(log), "--base-url", server.base_url]  # fmt: skip
+        cp = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert cp.returncode == 0, cp.stderr
+        assert not server.requests
+    assert "nothing left to do" in cp.stdout
+    # the old records, counted as `report` counted them when the log was written
+    assert (GOLDEN / "report.txt").read_text().split("speedup@k /")[0] in cp.stdout
+    contents = read_log(log)
+    assert contents.resumes[-1]["n"] == 1 and contents.resumes[-1]["solver"] == "generate"
+    assert contents.ends[-1] == {"type": "end", "interrupted": False, "scored": 0}
+
+
 class _Forbidden:
     async def solve_one(self, sample: Sample, index: int) -> Candidate:
         raise AssertionError(f"resume generated {sample.id}/{index}, which the log has")
