@@ -162,11 +162,15 @@ RECORD_TYPES = tuple(_SCHEMA)
 _STATUSES = frozenset(s.value for s in ScoreStatus)
 
 
+_MISSING = "missing"
+
+
 def _check_field(rec: dict[str, Any], name: str, types: tuple[type, ...], default: Any) -> str:
-    """ "" when the field is fine (a missing optional one is filled in), else what is wrong."""
+    """ "" when the field is fine (a missing optional one is filled in), _MISSING when a
+    required one is absent, else what is wrong with it."""
     if name not in rec:
         if default is _REQUIRED:
-            return f"without {name}"
+            return _MISSING
         if default is not _ABSENT:
             rec[name] = default() if callable(default) else default
         return ""
@@ -190,9 +194,11 @@ def parse_record(obj: object, where: str = "record") -> Record:
             f"{where}: unknown record type {json.dumps(kind, default=str)[:40]} "
             f"(a run log has {', '.join(RECORD_TYPES)}; is this a codegen-eval run log?)"
         )
-    problems = [
-        p for name, types, default in schema if (p := _check_field(obj, name, types, default))
-    ]
+    checked = [(name, _check_field(obj, name, types, default)) for name, types, default in schema]
+    missing = [name for name, p in checked if p == _MISSING]
+    problems = [p for _, p in checked if p and p != _MISSING]
+    if missing:  # one "without a, b" (what older readers said), then any other problem
+        problems.insert(0, f"without {', '.join(missing)}")
     if kind == "score" and not problems and obj["status"] not in _STATUSES:
         problems.append(
             f"with status {obj['status']!r} (not one of {', '.join(sorted(_STATUSES))})"
