@@ -48,7 +48,7 @@ def passing(scorer: CvdpScorer) -> list[Sample]:
     out, why, records, not_read = [], {}, 0, {}
     for f in _files():
         task = cvdp(f)
-        records += task.metadata["records"]
+        records += task.reader_facts.records or 0
         not_read.update(task.reader_facts.not_read)
         why.update(task.excluded)
         out.extend(task.dataset)
