@@ -115,6 +115,10 @@ def ours(root: str, jobs: int) -> tuple[dict[str, tuple[bool, str]], float, floa
     }
     for sid, reason in task.excluded.items():
         verdicts[sid] = (False, f"excluded: {reason}")
+    # Where ours goes: this process (reader, runner, screen, sandbox launch) and its children
+    # (bwrap, our init, the shell, iverilog, vvp): the tools alone cost about upstream's CPU.
+    print(f"    ours: {c1[0] - c0[0]:.2f} s CPU in this process, "
+          f"{c1[1] - c0[1]:.2f} s in its children", flush=True)  # fmt: skip
     return verdicts, wall, (c1[0] - c0[0]) + (c1[1] - c0[1])
 
 
