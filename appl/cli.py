@@ -9,7 +9,9 @@ light), and a listed module that does not exist yet is skipped.
         add("trace", help="inspect traces", configure=add_trace_arguments, run=run_trace)
 
 `configure(parser)` adds the arguments (and may add nested subparsers); `run(args) -> int`
-is the exit status.
+is the exit status, by the convention of every CLI here (appl/cli_parser.py, docs/cli.md):
+0 ok, 1 the command ran and its result is a failure, 2 a usage error said on one line as
+`appl ...: error: message`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from appl import __version__
+from appl.cli_parser import EXIT_USAGE, CliParser
 
 COMMAND_MODULES: list[str] = ["appl.cli", "appl.local.cli", "appl.trace.cli", "appl.compiler.cli"]
 
@@ -94,7 +97,7 @@ def collect_commands(modules: list[str] | None = None) -> dict[str, Command]:
 
 
 def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="appl", description="appl: prompt programs with a parallel dataflow runtime"
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -111,9 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(commands)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     run = getattr(args, "_run", None)
-    if run is None:
+    if run is None:  # the help lists the commands; the error line says what was wrong
         parser.print_help()
-        return 2
+        print(f"appl: error: a command is required ({', '.join(commands)})", file=sys.stderr)
+        return EXIT_USAGE
     return int(run(args) or 0)
 
 

@@ -9,9 +9,10 @@
     codegen-eval report runs/x.jsonl [more.jsonl] -o report.html   # 2+ logs: side by side
     codegen-eval export runs/x.jsonl --parquet x.parquet
 
-Exit codes: 0 done, 1 bad input, an unusable sandbox backend, an unreachable model, or a run
-in which every candidate ended in infra_error (one line on stderr), 2 bad command-line syntax,
-130 interrupted (the log keeps everything finished; the printed --resume command continues).
+Exit codes (docs/cli.md): 0 done (failing candidates are results, not errors), 1 a run in
+which every candidate ended in infra_error, 2 bad input (command line, files), an unusable
+sandbox backend or an unreachable model, on one line `codegen-eval: error: ...`, 130
+interrupted (the log keeps everything finished; the printed --resume command continues).
 """
 
 from __future__ import annotations
@@ -592,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
         # OSError: a path that cannot be read or written; ValueError: bad input files (each
         # reader's error names the file and line).
         print(f"codegen-eval: error: {one_line(exc)}", file=sys.stderr)
-        return 1
+        return 2  # a usage error, as in every CLI here (docs/cli.md)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130

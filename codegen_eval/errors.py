@@ -6,7 +6,7 @@ input, RuntimeError for a failed step, KeyError for a missing name), so older `e
 clauses still work. The classes live beside the code that raises them and are listed here:
 
     CodegenEvalError
-    ├── CliError                    cli_inputs      bad command-line input (one line, exit 1)
+    ├── CliError                    cli_inputs      bad command-line input (one line, exit 2)
     ├── RunAborted                  runner          the run cannot go on (a dead model server)
     ├── UnknownSuiteError           registry        no suite of that name (also a KeyError)
     ├── bad input (also ValueError)
@@ -49,4 +49,4 @@ class CodegenEvalError(Exception):
 
 
 class CliError(CodegenEvalError):
-    """Bad input to the command line: shown as one line, exit code 1."""
+    """Bad input to the command line: shown as one line `PROG: error: ...`, exit code 2."""

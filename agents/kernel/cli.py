@@ -1,12 +1,13 @@
 """`kernel-agent`: fix kernel crashes of the kernel-crash gym with an LLM agent.
 
     kernel-agent fix t0-null-deref --model local --max-steps 4 [--mode planner|react]
-    kernel-agent bench --bugs t0-null-deref,t0-warn -n 3 --out runs/agent.jsonl [--resume]
+    kernel-agent bench --bugs t0-null-deref,t0-warn -n 3 --log runs/agent.jsonl [--resume]
     kernel-agent bench --tier 0 --local-model 1.5b --base-url http://host:8080/v1 ...
 
-Options go before or after the subcommand. The model is checked (configured, weights
-present, one tiny request answered) before any VM boots. Exit codes: 0 resolved (bench: every
-bug at least once), 1 not resolved, 2 bad input or model error, 130 interrupted.
+Options go before or after the subcommand; the bug, gym and Slurm options are kernel-gym's
+(docs/cli.md). The model is checked (configured, weights present, one tiny request answered)
+before any VM boots. Exit codes: 0 resolved (bench: every bug at least once), 1 not resolved,
+2 bad input or model error (`kernel-agent: error: ...`), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,15 +27,21 @@ from rich.table import Table
 
 from agents.kernel.agent import AgentResult, KernelAgent, describe_stop, fix_match_text
 from appl import ApplError, Message, __version__, run
+from appl.cli_parser import CliParser, DeprecatedAlias, usage_error
+from codegen_eval.errors import CliError
+from codegen_eval.kernelgym.cli_options import (
+    add_json,
+    add_shared,
+    append_log,
+    normalize,
+    selected_bugs,
+    slurm_options,
+)
 from codegen_eval.kernelgym.env import KernelGym
-from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
+from codegen_eval.kernelgym.records import BugRecord
 
 # Not a terminal (a pipe, a file): rich would wrap the caption and cut columns at 80.
 console = Console(width=None if sys.stdout.isatty() else 200)
-
-
-class CliError(Exception):
-    """Bad input: one line to stderr, exit 2."""
 
 
 def _say(line: str) -> None:
@@ -152,22 +159,7 @@ def preflight(args: argparse.Namespace) -> str:
 
 
 def _bugs(args: argparse.Namespace) -> list[BugRecord]:
-    records = args.records
-    ids: list[str] = []
-    if args.bugs and Path(args.bugs).exists():  # the old meaning: a file of records
-        records = records or args.bugs
-    elif args.bugs:
-        ids = [b.strip() for b in args.bugs.split(",") if b.strip()]
-    bugs = load_records(records) if records else bundled_bugs()
-    known = {b.id for b in bugs}
-    unknown = [i for i in ids if i not in known]
-    if unknown:
-        raise CliError(f"unknown bug(s) {', '.join(unknown)}; see `kernel-gym list`")
-    tier = getattr(args, "tier", None)
-    chosen = [b for b in bugs if (not ids or b.id in ids) and (tier is None or b.tier == tier)]
-    if ids:  # the order given
-        chosen.sort(key=lambda b: ids.index(b.id))
-    return chosen
+    return selected_bugs(args)  # --records, --bug/--bugs, --tier: as kernel-gym reads them
 
 
 def _step_scorer(args: argparse.Namespace) -> Any:
@@ -175,7 +167,6 @@ def _step_scorer(args: argparse.Namespace) -> Any:
     cluster of $SLURM_CONF; the agent and its model stay here. None: the local gym."""
     if args.executor != "slurm":
         return None
-    from codegen_eval.executors.slurm import SlurmOptions
     from codegen_eval.executors.slurm_client import SlurmUnavailable, check_cluster
     from codegen_eval.kernelgym.distributed import GymOptions, SlurmStepScorer
 
@@ -185,14 +176,7 @@ def _step_scorer(args: argparse.Namespace) -> Any:
         accel=args.accel,
         cpus=args.slurm_cpus,
     )
-    slurm = SlurmOptions(
-        partition=args.slurm_partition,
-        account=args.slurm_account,
-        time=args.slurm_time,
-        mem=args.slurm_mem,
-        cpus_per_task=args.slurm_cpus,
-        workdir=Path(args.slurm_workdir) if args.slurm_workdir else None,
-    )
+    slurm = slurm_options(args)
     try:  # a dead or refusing cluster is one line before any model call or job
         check_cluster(slurm.sbatch_options())
     except SlurmUnavailable as exc:
@@ -297,6 +281,7 @@ async def _run_all(
     agent: KernelAgent,
     jobs: list[tuple[str, int]],
     out: Path | None,
+    event: str | None = None,
 ) -> list[dict[str, Any]]:
     # one bug at a time: every step builds and boots a VM, and the machine has few cores
     rows: list[dict[str, Any]] = []
@@ -305,7 +290,9 @@ async def _run_all(
         result: AgentResult = await agent.fix(bug_id)
         row = {**result.to_dict(), "attempt": attempt, "model": agent.model, **_tier(agent.model)}
         rows.append(row)
-        if out is not None:
+        if out is not None and event:  # --log: the attempt among the log's events
+            append_log(out, event, row)
+        elif out is not None:  # the deprecated --out: a file of attempts alone
             with out.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")
         why = describe_stop(result, agent.max_steps, agent.max_turns)
@@ -326,6 +313,9 @@ def cmd_fix(args: argparse.Namespace) -> int:
         raise CliError(f"unknown bug {args.bug!r}; see `kernel-gym list`")
     alias = preflight(args)
     rows = run(_run_all(_agent(args, bugs, alias), [(args.bug, 1)], None))
+    if args.json:
+        print(json.dumps(rows[0], indent=1, default=str))
+        return 0 if rows[0]["resolved"] else 1
     console.print(result_table(rows))
     for line in localization_lines(rows[0]):
         console.print(line, markup=False, highlight=False)
@@ -339,16 +329,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bugs = _bugs(args)
     if not bugs:
         raise CliError("no bugs selected")
-    if args.resume and not args.out:
-        raise CliError("--resume needs --out FILE (the results written so far)")
-    out = Path(args.out) if args.out else None
-    done: list[dict[str, Any]] = []
-    if out is not None and out.exists():
-        if not args.resume:
-            raise CliError(f"{out} exists: add --resume to continue it, or choose another --out")
-        for line in out.read_text().splitlines():
-            if line.strip():
-                done.append(json.loads(line))
+    if args.resume and not (args.log or args.out):
+        raise CliError("--resume needs --log FILE (the log of the run to continue)")
+    out = Path(args.out or args.log) if (args.out or args.log) else None
+    done = _attempts_done(out, args)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
     have = {(r["bug_id"], r["attempt"]) for r in done}
@@ -358,14 +342,43 @@ def cmd_bench(args: argparse.Namespace) -> int:
         _say(f"resuming {out}: {len(done)} attempt(s) done, {len(jobs)} to go")
     rows = list(done)
     if jobs:
-        rows += run(_run_all(_agent(args, bugs, alias), jobs, out))
+        event = None if args.out else "attempt"
+        rows += run(_run_all(_agent(args, bugs, alias), jobs, out, event))
     selected = {b.id for b in bugs}
     rows = [r for r in rows if r["bug_id"] in selected]
-    console.print(result_table(rows, args.n))
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.json:  # stdout is the JSON alone
+        print(json.dumps(rows, indent=1, default=str))
+    else:
+        console.print(result_table(rows, args.n))
+    if args.json_file:  # the deprecated `--json FILE`
+        Path(args.json_file).write_text(json.dumps(rows, indent=1))
     solved = {r["bug_id"] for r in rows if r["resolved"]}
     return 0 if solved == selected else 1
+
+
+def _attempts_done(out: Path | None, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The attempts already in --log (its `attempt` events) or in the deprecated --out (every
+    line); an existing file with attempts needs --resume, so two runs never mix."""
+    if out is None or not out.exists():
+        return []
+    if args.out and not args.resume:  # the old file of attempts alone: any content counts
+        raise CliError(f"{out} exists: add --resume to continue it, or choose another --out")
+    rows = []
+    for n, line in enumerate(out.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise CliError(f"{out}:{n}: not a JSON line") from None
+        if args.out:
+            rows.append(row)
+        elif row.get("event") == "attempt":
+            rows.append({k: v for k, v in row.items() if k != "event"})
+    option = "--out" if args.out else "--log"
+    if rows and not args.resume:
+        raise CliError(f"{out} has attempts: add --resume to continue it, or another {option}")
+    return rows
 
 
 # --------------------------------------------------------------------------- the parser
@@ -378,7 +391,7 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
         return argparse.SUPPRESS if suppress else value
 
     add = parser.add_argument
-    add("--records", default=d(None), help="directory or JSONL of bug records (default: bundled)")
+    add_shared(parser, suppress=suppress)  # bugs, gym, --log and Slurm: kernel-gym's options
     add("--model", default=d(None), help="appl model alias (default: configured, else local)")
     add("--base-url", default=d(None), help="an OpenAI-compatible server for --model")
     add("--local-model", default=d(None),
@@ -392,44 +405,31 @@ def _common(parser: argparse.ArgumentParser, suppress: bool) -> None:
     add("--build-check", action="store_true", default=d(False),
         help="build each edit before it becomes a step: compiler errors go back to the model "
         "without spending a step (built locally, also with --executor slurm)")  # fmt: skip
-    add("--runs", type=int, default=d(3), help="reproducer runs per boot")
-    add("--accel", default=d("auto"), choices=["auto", "tcg", "kvm"])
     add("--temperature", type=float, default=d(0.2))
     add("--max-tokens", type=int, default=d(1024))
-    add("--log", default=d(None), help="JSONL log of resets, steps, model calls, tool results")
-    add("--executor", choices=["local", "slurm"], default=d("local"),
-        help="slurm: each build+boot+reproduce is a job on the cluster of $SLURM_CONF")  # fmt: skip
-    add("--slurm-partition", default=d(None))
-    add("--slurm-time", default=d("01:00:00"), help="time limit per step job")
-    add("--slurm-mem", default=d(None), help="memory per step job, e.g. 4G")
-    add("--slurm-account", default=d(None), help="the account to charge (default: yours)")
-    add("--slurm-cpus", "--slurm-cpus-per-task", dest="slurm_cpus", type=int, default=d(2),
-        help="CPUs per step job")  # fmt: skip
-    add("--slurm-workdir", default=d(None), help="job files, on storage the nodes share")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="kernel-agent",
         description=__doc__.split("\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(parser, suppress=False)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--bugs", default=None, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("fix", help="let the agent fix one bug")
     _common(p, suppress=True)
     p.add_argument("bug")
     p.set_defaults(func=cmd_fix)
+    add_json(p)
     p = sub.add_parser("bench", help="run the agent on several bugs; table with pass@k")
     _common(p, suppress=True)
-    p.add_argument("--bugs", default=argparse.SUPPRESS, help="comma-separated bug ids")
-    p.add_argument("--tier", type=int)
     p.add_argument("-n", type=int, default=1, help="attempts per bug (pass@k up to n)")
-    p.add_argument("--out", help="append each attempt's result here (JSONL)")
-    p.add_argument("--resume", action="store_true", help="skip the attempts already in --out")
-    p.add_argument("--json", help="write all rows here at the end")
+    p.add_argument("--out", action=DeprecatedAlias, use="--log FILE (attempts are in the log)",
+                   help=argparse.SUPPRESS)  # fmt: skip
+    p.add_argument("--resume", action="store_true", help="skip the attempts already in --log")
+    add_json(p, legacy_file=True)
     p.set_defaults(func=cmd_bench)
     return parser
 
@@ -437,13 +437,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        normalize(args, "kernel-agent")
         return int(args.func(args))
     except CliError as exc:
-        print(f"kernel-agent: {exc}", file=sys.stderr)
-        return 2
-    except (ApplError, OSError) as exc:
-        print(f"kernel-agent: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        return usage_error("kernel-agent", str(exc))
+    except (ApplError, OSError, ValueError) as exc:  # ValueError: a records file that does not read
+        return usage_error("kernel-agent", f"{type(exc).__name__}: {exc}")
     except KeyboardInterrupt:
         return 130
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from appl.cli_parser import CliParser
 from appl.trace._format import TraceFormatError, read_trace
 
 
@@ -76,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
             trace = read_trace(args.file)
             _warn(trace.warnings)
             print(f"wrote {export_html(trace, args.output)}")
-    except TraceFormatError as exc:
-        print(f"appl trace: {exc}", file=sys.stderr)
+    except TraceFormatError as exc:  # one line, as every CLI's usage error (docs/cli.md)
+        print(f"appl trace: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     return 0
 
@@ -88,7 +89,7 @@ def _warn(warnings: list[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="appl trace", description=__doc__.split("\n\n")[0])
+    parser = CliParser(prog="appl trace", description=__doc__.split("\n\n")[0])
     _configure(parser)
     args = parser.parse_args(argv)
     return run(args)

@@ -1,8 +1,11 @@
 """`kernel-gym` command line: list, reproduce, try, bench.
 
-Real kBench records: `kernel-gym --linux-tree ~/linux --bugs bug.json [--config FILE]
+Real kBench records: `kernel-gym --linux-tree ~/linux --records bug.json [--config FILE]
 [--repro FILE] reproduce|try|bench ...` (the config and C reproducer come from the record when
-it carries their text, else from --config / --repro; nothing is downloaded)."""
+it carries their text, else from --config / --repro; nothing is downloaded).
+
+Options go before or after the subcommand. Exit codes (docs/cli.md): 0 reproduced / resolved
+(bench: every bug), 1 not, 2 bad input or an unusable setup (`kernel-gym: error: ...`)."""
 
 from __future__ import annotations
 
@@ -11,15 +14,26 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from appl import __version__
+from appl.cli_parser import EXIT_FAILED, EXIT_OK, CliParser, usage_error
+from codegen_eval.errors import CliError
+from codegen_eval.kernelgym.cli_options import (
+    add_json,
+    add_shared,
+    append_log,
+    normalize,
+    selected_bugs,
+    slurm_options,
+)
 from codegen_eval.kernelgym.kbench import BugSetupError, UnsupportedBug
-from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
+from codegen_eval.kernelgym.records import BugRecord
 from codegen_eval.kernelgym.runner import ReproConfig
 from codegen_eval.kernelgym.scoring import Outcome, PatchScorer, StepResult, bench_row
 
@@ -35,21 +49,13 @@ def _progress(text: str) -> None:
 
 
 def _bugs(args: argparse.Namespace) -> list[BugRecord]:
-    bugs = load_records(args.bugs) if getattr(args, "bugs", None) else bundled_bugs()
-    tier = getattr(args, "tier", None)
-    wanted = set(getattr(args, "only_bugs", None) or ())  # bench --bug (reproduce's bug is one id)
-    if wanted:
-        unknown = sorted(wanted - {b.id for b in bugs})
-        if unknown:
-            _unknown_bug(unknown[0], bugs)
-        bugs = [b for b in bugs if b.id in wanted]
+    bugs = selected_bugs(args)
     config = Path(args.config).read_text() if getattr(args, "config", None) else None
     repro = Path(args.repro).read_text() if getattr(args, "repro", None) else None
     return [
         # --config / --repro fill in what a kBench record only links to.
         b.with_inputs(kernel_config=config, c_reproducer=repro) if b.kind == "kbench" else b
         for b in bugs
-        if tier is None or b.tier == tier
     ]
 
 
@@ -58,13 +64,8 @@ def _find(args: argparse.Namespace, bug_id: str) -> BugRecord:
     for bug in bugs:
         if bug.id == bug_id:
             return bug
-    _unknown_bug(bug_id, bugs)
-
-
-def _unknown_bug(bug_id: str, bugs: list[BugRecord]) -> NoReturn:
-    known = ", ".join(b.id for b in bugs[:12])
-    console.print(f"[red]unknown bug {bug_id!r}[/red]; known: {known} (`kernel-gym list`)")
-    raise SystemExit(2)
+    known = ", ".join(b.id for b in bugs[:12]) + (", ..." if len(bugs) > 12 else "")
+    raise CliError(f"unknown bug {bug_id!r}; known: {known} (see `kernel-gym list`)")
 
 
 def _scorer(args: argparse.Namespace) -> PatchScorer:
@@ -125,37 +126,52 @@ def describe_fix_match(step: StepResult) -> list[str]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    bugs = _bugs(args)
+    if args.json:
+        fields = ("id", "tier", "kind", "expected_title")
+        print(json.dumps([{f: getattr(b, f) for f in fields} for b in bugs], indent=1))
+        return EXIT_OK
     table = Table(title="kernel-gym bugs")
     for col in ("id", "tier", "kind", "expected title"):
-        table.add_column(col)
-    for bug in _bugs(args):
+        table.add_column(col, no_wrap=col == "id")
+    for bug in bugs:
         table.add_row(bug.id, str(bug.tier), bug.kind, bug.expected_title)
     console.print(table)
-    return 0
+    return EXIT_OK
+
+
+def _one_step(args: argparse.Namespace, bug: BugRecord, patch: str) -> StepResult:
+    """Score one (bug, patch) here; the step goes to --log and, with --json, to stdout."""
+    if args.executor == "slurm":
+        raise CliError(f"--executor slurm runs `kernel-gym bench`, not `{args.command}`")
+    step = asyncio.run(_scorer(args).score(bug, patch))
+    row = {"bug": bug.id, "patch": patch, "result": step.to_dict()}
+    append_log(args.log, args.command, row)
+    if args.json:
+        print(json.dumps(row, indent=1, default=str))
+    else:
+        _show(step)
+    return step
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    step = asyncio.run(_scorer(args).score(_find(args, args.bug), ""))
-    _show(step)
-    return 0 if step.outcome is Outcome.REPRODUCED and step.matches_expected else 1
+    step = _one_step(args, _find(args, args.bug), "")
+    ok = step.outcome is Outcome.REPRODUCED and step.matches_expected
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 def cmd_try(args: argparse.Namespace) -> int:
     try:
         patch = Path(args.patch).read_text()
     except OSError as exc:
-        print(f"kernel-gym: cannot read patch {args.patch}: {exc.strerror}", file=sys.stderr)
-        return 2
+        raise CliError(f"cannot read patch {args.patch}: {exc.strerror}") from None
     if not patch.strip():
-        print(
-            f"kernel-gym: {args.patch} is empty: nothing to try (an unpatched kernel is "
-            f"`kernel-gym reproduce {args.bug}`)",
-            file=sys.stderr,
+        raise CliError(
+            f"{args.patch} is empty: nothing to try (an unpatched kernel is "
+            f"`kernel-gym reproduce {args.bug}`)"
         )
-        return 2
-    step = asyncio.run(_scorer(args).score(_find(args, args.bug), patch))
-    _show(step)
-    return 0 if step.outcome is Outcome.RESOLVED else 1
+    step = _one_step(args, _find(args, args.bug), patch)
+    return EXIT_OK if step.outcome is Outcome.RESOLVED else EXIT_FAILED
 
 
 async def bench(
@@ -163,10 +179,11 @@ async def bench(
     scorer: PatchScorer,
     patches: str = "developer",
     candidates: dict[str, str] | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Per bug: the unpatched baseline, then (patches=developer) the developer fix, or with
     `candidates` (bug id -> unified diff) that bug's candidate; a bug without one is only
-    reproduced."""
+    reproduced. `on_row` sees each bug's row as it is done (the CLI's --log)."""
     rows: list[dict[str, Any]] = []
     for i, bug in enumerate(bugs, 1):
         where = f"[{i}/{len(bugs)}] {bug.id}"
@@ -177,6 +194,8 @@ async def bench(
         except BugSetupError as exc:  # one bug that cannot run does not stop the bench
             rows.append(bench_row(bug, error=str(exc), unsupported=isinstance(exc, UnsupportedBug)))
             _progress(f"{where}: cannot run: {exc}")
+            if on_row is not None:
+                on_row(rows[-1])
             continue
         _progress(f"{where}: baseline {base.outcome} ({time.monotonic() - t0:.0f} s)")
         row = bench_row(bug, base)
@@ -190,6 +209,8 @@ async def bench(
             _progress(f"{where}: {label} {fixed.outcome} ({time.monotonic() - t0:.0f} s)")
         row["total_s"] = time.monotonic() - t0
         rows.append(row)
+        if on_row is not None:
+            on_row(row)
     return rows
 
 
@@ -247,13 +268,13 @@ def bench_summary(rows: list[dict[str, Any]]) -> str:
 
 
 def _bench_on_slurm(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """--executor slurm: every baseline and fix as its own job (kernelgym/distributed.py)."""
-    from codegen_eval.executors.slurm import SlurmOptions
+    """--executor slurm: every baseline and fix as its own job (kernelgym/distributed.py);
+    a progress line names each job as its result comes back."""
     from codegen_eval.executors.slurm_client import SlurmUnavailable
     from codegen_eval.kernelgym.distributed import GymOptions, bench_on_slurm
 
     gym = GymOptions(
-        bugs=str(Path(args.bugs).resolve()) if args.bugs else None,
+        bugs=str(Path(args.records).resolve()) if args.records else None,
         runs=args.runs,
         accel=args.accel,
         linux_tree=str(Path(args.linux_tree).expanduser().resolve()) if args.linux_tree else None,
@@ -261,18 +282,19 @@ def _bench_on_slurm(args: argparse.Namespace) -> list[dict[str, Any]]:
         repro_text=Path(args.repro).read_text() if args.repro else None,
         cpus=args.slurm_cpus,
     )
-    slurm = SlurmOptions(
-        partition=args.slurm_partition,
-        account=args.slurm_account,
-        time=args.slurm_time,
-        mem=args.slurm_mem,
-        workdir=Path(args.slurm_workdir) if args.slurm_workdir else None,
-    )
+    bugs = _bugs(args)
+    _progress(f"{len(bugs)} bug(s): submitting their jobs to Slurm")
     try:
-        return asyncio.run(bench_on_slurm(_bugs(args), gym=gym, slurm=slurm, patches=args.patches))
+        rows = asyncio.run(
+            bench_on_slurm(
+                bugs, gym=gym, slurm=slurm_options(args), patches=args.patches, progress=_progress
+            )
+        )
     except SlurmUnavailable as exc:
-        console.print(f"[red]error:[/red] --executor slurm: {exc}", markup=True, highlight=False)
-        raise SystemExit(1) from None
+        raise CliError(f"--executor slurm: {exc}") from None
+    for row in rows:  # the jobs ran at once: the log gets the rows when all are back
+        append_log(args.log, "bench", row)
+    return rows
 
 
 def _candidates(args: argparse.Namespace, bugs: list[BugRecord]) -> dict[str, str] | None:
@@ -310,61 +332,65 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         bugs = _bugs(args)
         candidates = _candidates(args, bugs)
-        rows = asyncio.run(bench(bugs, _scorer(args), args.patches, candidates))
+
+        def log_row(row: dict[str, Any]) -> None:
+            append_log(args.log, "bench", row)
+
+        rows = asyncio.run(bench(bugs, _scorer(args), args.patches, candidates, log_row))
     for r in rows:  # the Slurm rows carry them in their patched step only
         if r.get("patched"):
             r["plausible"] = r["patched"].get("plausible") is True
             r["matches_fix"] = r["patched"].get("matches_fix")
-    console.print(bench_table(rows))
-    console.print(bench_summary(rows), markup=False, highlight=False)
-    for r in rows:
-        if "error" in r:
-            console.print(f"[red]{'unsupported' if r['unsupported'] else 'error'}:[/red]", end=" ")
-            console.print(r["error"], markup=False, highlight=False)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.json:  # stdout is the JSON alone; the summary goes with the progress lines
+        print(json.dumps(rows, indent=1, default=str))
+        _progress(bench_summary(rows))
+    else:
+        console.print(bench_table(rows))
+        console.print(bench_summary(rows), markup=False, highlight=False)
+        for r in rows:
+            if "error" in r:
+                label = "unsupported" if r["unsupported"] else "error"
+                console.print(f"[red]{label}:[/red]", end=" ")
+                console.print(r["error"], markup=False, highlight=False)
+    if args.json_file:  # the deprecated `--json FILE`
+        Path(args.json_file).write_text(json.dumps(rows, indent=1))
     ok = all(r["reproduced"] and r.get("resolved", True) for r in rows)
-    return 0 if ok else 1
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def _gym_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """kernel-gym's own options beside the shared ones, before or after the subcommand."""
+
+    def d(value: Any) -> Any:
+        return argparse.SUPPRESS if suppress else value
+
+    add = parser.add_argument
+    add("--linux-tree", default=d(None),
+        help="your Linux git checkout (kBench records: worktree at the commit)")  # fmt: skip
+    add("--config", default=d(None), help="kernel .config for a kBench record that only links it")
+    add("--repro", default=d(None), help="C reproducer for a kBench record that only links it")
+    add_shared(parser, suppress=suppress)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kernel-gym", description=__doc__)
+    parser = CliParser(prog="kernel-gym", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--bugs", help="directory or JSONL of bug records (default: bundled)")
-    parser.add_argument(
-        "--runs", type=int, default=3, help="reproducer runs per boot (K; default 3)"
-    )
-    parser.add_argument(
-        "--accel",
-        default="auto",
-        choices=["auto", "tcg", "kvm"],
-        help="QEMU acceleration: kvm where /dev/kvm works (auto, the default), else tcg",
-    )
-    parser.add_argument(
-        "--linux-tree", help="your Linux git checkout (kBench records: worktree at the commit)"
-    )
-    parser.add_argument("--config", help="kernel .config for a kBench record that only links it")
-    parser.add_argument("--repro", help="C reproducer for a kBench record that only links it")
+    _gym_options(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("list", help="list bugs")
-    p.add_argument("--tier", type=int, help="only bugs of this tier (0: modules, 1: KASAN)")
     p.set_defaults(func=cmd_list)
+    add_json(p)
     p = sub.add_parser("reproduce", help="build the unpatched bug and run its reproducer")
     p.add_argument("bug", help="a bug id (kernel-gym list)")
     p.set_defaults(func=cmd_reproduce)
+    add_json(p)
     p = sub.add_parser("try", help="score a candidate patch (unified diff, patch -p1)")
     p.add_argument("bug", help="a bug id (kernel-gym list)")
     p.add_argument("patch", help="the candidate: a unified diff file, applied with patch -p1")
     p.set_defaults(func=cmd_try)
+    add_json(p)
     p = sub.add_parser("bench", help="reproduce every bug, then apply its fix")
-    p.add_argument("--tier", type=int, help="only bugs of this tier (0: modules, 1: KASAN)")
-    p.add_argument(
-        "--bug",
-        action="append",
-        dest="only_bugs",
-        metavar="ID",
-        help="only this bug (repeatable; kernel-gym list)",
-    )
     p.add_argument(
         "--patches",
         default="developer",
@@ -378,44 +404,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="score DIR/<bug id>.patch (or .diff) instead of each bug's developer fix: "
         "plausible and matching-the-fix counts for your own patches",
     )
-    p.add_argument("--json", help="write the rows here (JSON)")
-    p.add_argument(
-        "--executor",
-        choices=["local", "slurm"],
-        default="local",
-        help="slurm: each baseline and fix is a job on the cluster of $SLURM_CONF",
-    )
-    p.add_argument("--slurm-partition", help="the partition to submit to (default: Slurm's)")
-    p.add_argument("--slurm-account", help="the account to charge (default: yours)")
-    p.add_argument("--slurm-time", default="02:00:00", help="time limit per bug job")
-    p.add_argument("--slurm-mem", help="memory per bug job, e.g. 8G")
-    p.add_argument(
-        "--slurm-cpus",
-        "--slurm-cpus-per-task",
-        dest="slurm_cpus",
-        type=int,
-        default=2,
-        help="CPUs per bug job (default 2)",
-    )
-    p.add_argument(
-        "--slurm-workdir", help="job files, on storage the nodes share (default runs/slurm)"
-    )
+    add_json(p, legacy_file=True)
     p.set_defaults(func=cmd_bench)
+    for name in ("list", "reproduce", "try", "bench"):
+        _gym_options(sub.choices[name], suppress=True)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.linux_tree and not Path(args.linux_tree).is_dir():
-        print(f"kernel-gym: --linux-tree {args.linux_tree} is not a directory", file=sys.stderr)
-        return 2
     try:
+        normalize(args, "kernel-gym")
+        if args.linux_tree and not Path(args.linux_tree).is_dir():
+            raise CliError(f"--linux-tree {args.linux_tree} is not a directory")
         return int(args.func(args))
-    except BugSetupError as exc:
-        label = "unsupported" if isinstance(exc, UnsupportedBug) else "error"
-        console.print(f"[red]{label}:[/red]", end=" ")
-        console.print(str(exc), markup=False, highlight=False)
-        return 2
+    except CliError as exc:
+        return usage_error("kernel-gym", str(exc))
+    except BugSetupError as exc:  # a bug that cannot run here: the input, not a result
+        label = "unsupported: " if isinstance(exc, UnsupportedBug) else ""
+        return usage_error("kernel-gym", f"{label}{exc}")
+    except OSError as exc:  # a records, --config or --repro file that cannot be read
+        return usage_error("kernel-gym", f"{exc.filename or ''}: {exc.strerror or exc}")
+    except ValueError as exc:  # a records file that does not read as bug records
+        return usage_error("kernel-gym", str(exc))
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

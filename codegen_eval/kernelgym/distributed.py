@@ -27,7 +27,7 @@ import asyncio
 import json
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -132,13 +132,21 @@ def _step_from(score: Score) -> StepResult | dict[str, Any]:
     return payload or {"error": score.explanation, "unsupported": False}
 
 
+StepOutcome = tuple[StepResult | dict[str, Any], dict[str, Any]]
+
+
 async def score_patches_on_slurm(
-    pairs: Sequence[tuple[BugRecord, str]], *, gym: GymOptions, slurm: SlurmOptions
-) -> list[tuple[StepResult | dict[str, Any], dict[str, Any]]]:
+    pairs: Sequence[tuple[BugRecord, str]],
+    *,
+    gym: GymOptions,
+    slurm: SlurmOptions,
+    on_result: Callable[[int, StepResult | dict[str, Any], dict[str, Any]], None] | None = None,
+) -> list[StepOutcome]:
     """Score each (bug, patch) as a Slurm job: (StepResult, executor info) per pair, in order.
     A pair whose jobs the cluster kept killing comes back as {"error": ..., "slurm_state":
     ...} instead of a StepResult (never as a failed patch). This is the seam for the kernel
-    agent's `bench`: its candidate patches go in, the gym's verdicts come out."""
+    agent's `bench`: its candidate patches go in, the gym's verdicts come out. `on_result(i,
+    step, info)` sees each pair as its job comes back (progress lines that name the job)."""
     spec = {
         "factory": "codegen_eval.kernelgym.distributed:gym_tasks",
         "kwargs": {"options": asdict(gym)},
@@ -151,36 +159,55 @@ async def score_patches_on_slurm(
     slurm = SlurmOptions(**{**asdict(slurm), "batch_size": 1, "cpus_per_task": gym.cpus})
     executor = SlurmExecutor(slurm, spec)
     await asyncio.to_thread(executor.check)
-    async with executor:
-        results = await asyncio.gather(
-            *(
-                executor.score(
-                    task,
-                    by_id[bug.id],
-                    Candidate(bug.id, i, patch),
-                    code_hash(SUITE, bug.id, f"{i}\0{patch}"),
-                )
-                for i, (bug, patch) in enumerate(pairs)
-            )
-        )
-    out: list[tuple[StepResult | dict[str, Any], dict[str, Any]]] = []
-    for score, info in results:
+
+    async def one(i: int, bug: BugRecord, patch: str) -> StepOutcome:
+        key = code_hash(SUITE, bug.id, f"{i}\0{patch}")
+        score, info = await executor.score(task, by_id[bug.id], Candidate(bug.id, i, patch), key)
         step = _step_from(score)
         if isinstance(step, dict) and info.get("state"):
             step = {"error": score.explanation, "unsupported": False, "slurm_state": info["state"]}
-        out.append((step, info))
-    return out
+        if on_result is not None:
+            on_result(i, step, info)
+        return step, info
+
+    async with executor:
+        return list(await asyncio.gather(*(one(i, b, p) for i, (b, p) in enumerate(pairs))))
+
+
+def job_line(step: StepResult | dict[str, Any], info: dict[str, Any]) -> str:
+    """`reproduced (Slurm job 17 on node1)`: a step's outcome and the job that ran it."""
+    outcome = step.outcome if isinstance(step, StepResult) else f"error: {step.get('error')}"
+    where = f" on {info['node']}" if info.get("node") else ""
+    tries = f", attempt {info['attempts']}" if info.get("attempts", 1) > 1 else ""
+    state = f" {info['state']}" if info.get("state") else ""
+    return f"{outcome} (Slurm job {info.get('job_id') or '-'}{state}{where}{tries})"
 
 
 async def bench_on_slurm(
-    bugs: Sequence[BugRecord], *, gym: GymOptions, slurm: SlurmOptions, patches: str = "developer"
+    bugs: Sequence[BugRecord],
+    *,
+    gym: GymOptions,
+    slurm: SlurmOptions,
+    patches: str = "developer",
+    progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """`kernel-gym bench` with every baseline and fix as its own job, all in flight at once;
-    the rows have the shape of the local bench's, plus the job that ran each step."""
+    the rows have the shape of the local bench's, plus the job that ran each step.
+    `progress` gets one line per step as its job comes back, naming the job."""
     pairs: list[tuple[BugRecord, str]] = [(b, "") for b in bugs]
     if patches == "developer":
         pairs += [(b, b.developer_patch) for b in bugs]
-    results = await score_patches_on_slurm(pairs, gym=gym, slurm=slurm)
+    done = 0
+
+    def said(i: int, step: StepResult | dict[str, Any], info: dict[str, Any]) -> None:
+        nonlocal done
+        done += 1
+        bug, patch = pairs[i]
+        what = "developer fix" if patch else "baseline"
+        if progress is not None:
+            progress(f"[{done}/{len(pairs)}] {bug.id}: {what} {job_line(step, info)}")
+
+    results = await score_patches_on_slurm(pairs, gym=gym, slurm=slurm, on_result=said)
     rows: list[dict[str, Any]] = []
     for i, bug in enumerate(bugs):
         base, base_info = results[i]

@@ -53,7 +53,7 @@ def test_bench_input_errors(capsys, tmp_path: Path) -> None:
     assert cli.main(["bench", "--bugs", "t0-warn,nope"]) == 2
     assert "unknown bug(s) nope" in capsys.readouterr().err
     assert cli.main(["bench", "--bugs", "t0-warn", "--resume"]) == 2
-    assert "--resume needs --out" in capsys.readouterr().err
+    assert "--resume needs --log" in capsys.readouterr().err
     out = tmp_path / "r.jsonl"
     out.write_text("")
     assert cli.main(["bench", "--bugs", "t0-warn", "--out", str(out)]) == 2

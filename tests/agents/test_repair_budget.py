@@ -140,7 +140,7 @@ def test_bad_solver_options_are_one_line_errors(
 ) -> None:
     server = serve([Rule(replies=[GATES_OK])])
     log = tmp_path / "x.jsonl"
-    assert _run(log, *opts) == 1
+    assert _run(log, *opts) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not server.requests and not log.exists()  # nothing ran, nothing written
@@ -154,7 +154,7 @@ def test_resume_takes_the_solver_options_from_the_log(
     assert _run(log, "--solver", "repair", "--solver-opt", "rounds=2") == 0
     capsys.readouterr()
     resume = ["run", "--resume", "--log", str(log), "--no-progress"]
-    assert eval_cli.main([*resume, "--solver-opt", "rounds=3"]) == 1
+    assert eval_cli.main([*resume, "--solver-opt", "rounds=3"]) == 2
     assert "--solver-opt rounds=3 (the log has rounds=2)" in capsys.readouterr().err
     assert eval_cli.main(resume) == 0
     assert "nothing left to do" in capsys.readouterr().out

@@ -37,5 +37,5 @@ def test_list_suite_shows_every_problem_id_whole(capsys) -> None:
     out = capsys.readouterr().out
     ids = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
     assert ids and all("atomic" in i for i in ids)
-    assert cli.main(["list", "nosuch"]) == 1
+    assert cli.main(["list", "nosuch"]) == 2
     assert "unknown suite 'nosuch'" in capsys.readouterr().err

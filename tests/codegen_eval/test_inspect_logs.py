@@ -121,11 +121,11 @@ def test_a_log_of_another_task_is_one_line(tmp_path: Path, capsys) -> None:
         config=EvalConfig(),
     )
     write_eval_log(EvalLog(eval=spec, samples=[]), str(other))
-    assert cli_main(["report", str(other)]) == 1
+    assert cli_main(["report", str(other)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "not the log of a codegen_eval task" in err, err
 
 
 def test_export_needs_a_target(run_log: Path, capsys) -> None:
-    assert cli_main(["export", str(run_log)]) == 1
+    assert cli_main(["export", str(run_log)]) == 2
     assert "export needs --parquet OUT or --inspect OUT.eval" in capsys.readouterr().err

@@ -246,13 +246,13 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     from codegen_eval.cli import main
 
     prompts = FIXTURE / "prompts" / "generation-prompts.json"
-    assert main(["run", "--pareval", str(prompts), "--solver", "reference"]) == 1
+    assert main(["run", "--pareval", str(prompts), "--solver", "reference"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--pareval-checkout" in err and len(err.splitlines()) == 1
-    assert main(["run", "--pareval", str(tmp_path / "nope"), "--solver", "reference"]) == 1
+    assert main(["run", "--pareval", str(tmp_path / "nope"), "--solver", "reference"]) == 2
     assert "does not exist" in capsys.readouterr().err
     args = ["run", "--pareval", str(FIXTURE), "--pareval-prompts", "bogus", "--solver", "reference"]
-    assert main(args) == 1
+    assert main(args) == 2
     assert "prompts must be one of" in capsys.readouterr().err
 
 

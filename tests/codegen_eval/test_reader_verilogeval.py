@@ -188,14 +188,14 @@ def test_formats_are_detected_or_named_in_one_line(v2: Path, v1, tmp_path: Path)
 def test_cli_paper_cuts_are_one_line(v2: Path, v1, capsys) -> None:
     probs, _ = v1
     assert cli.main(["run", "--verilogeval", str(v2), "--verilogeval-mode", "v1",
-                     "--solver", "reference"]) == 1  # fmt: skip
+                     "--solver", "reference"]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "use --verilogeval-mode spec-to-rtl or code-complete" in err
     assert cli.main(["run", "--verilogeval", str(probs), "--verilogeval-mode", "spec-to-rtl",
-                     "--solver", "reference"]) == 1  # fmt: skip
+                     "--solver", "reference"]) == 2  # fmt: skip
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--verilogeval-mode v1" in err
-    assert cli.main(["run", "--verilogeval", str(v2 / "nope"), "--solver", "reference"]) == 1
+    assert cli.main(["run", "--verilogeval", str(v2 / "nope"), "--solver", "reference"]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 

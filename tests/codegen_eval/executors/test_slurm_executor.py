@@ -182,7 +182,7 @@ def test_dead_controller_is_one_line_before_any_work(slurm_cluster: str, tmp_pat
     t0 = time.monotonic()
     cp = cli("run", "--suite", "verilog", "--solver", "reference", "--log", str(log),
              "--executor", "slurm", env=dict(os.environ, SLURM_CONF=str(dead)))  # fmt: skip
-    assert cp.returncode == 1
+    assert cp.returncode == 2
     assert len(cp.stderr.strip().splitlines()) == 1, cp.stderr
     assert "--executor slurm: the Slurm controller does not answer" in cp.stderr
     assert str(dead) in cp.stderr and not log.exists()
@@ -196,7 +196,7 @@ def test_misconfigured_options_are_one_line(slurm_cluster: str, tmp_path: Path) 
     ):
         cp = cli("run", "--suite", "verilog", "--solver", "reference", "--log",
                  str(tmp_path / "r.jsonl"), "--executor", "slurm", *flags)  # fmt: skip
-        assert cp.returncode == 1, cp.stderr
+        assert cp.returncode == 2, cp.stderr
         assert len(cp.stderr.strip().splitlines()) == 1, cp.stderr
         assert "the cluster refuses these job options" in cp.stderr and why in cp.stderr
         assert not (tmp_path / "r.jsonl").exists()

@@ -132,26 +132,26 @@ def test_env_reset_fails_before_any_build() -> None:
 
 def test_cli_errors_name_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bug_id = load_record(SAMPLE).id
-    assert cli_main(["--bugs", str(SAMPLE), "reproduce", bug_id]) == 2
-    out = _flat(capsys.readouterr().out)
-    assert "error:" in out and "--linux-tree PATH" in out
+    assert cli_main(["--records", str(SAMPLE), "reproduce", bug_id]) == 2
+    out = _flat(capsys.readouterr().err)
+    assert out.startswith("kernel-gym: error:") and "--linux-tree PATH" in out
 
     repo = _repo(tmp_path)
-    assert cli_main(["--linux-tree", str(repo), "--bugs", str(SAMPLE), "reproduce", bug_id]) == 2
-    out = _flat(capsys.readouterr().out)
+    assert cli_main(["--linux-tree", str(repo), "--records", str(SAMPLE), "reproduce", bug_id]) == 2
+    out = _flat(capsys.readouterr().err)
     assert "--config FILE" in out and "--repro FILE" in out
 
     (tmp_path / "cfg").write_text(CONFIG)
     (tmp_path / "repro.c").write_text(REPRO)
-    argv = ["--linux-tree", str(repo), "--bugs", str(SAMPLE)]
+    argv = ["--linux-tree", str(repo), "--records", str(SAMPLE)]
     argv += ["--config", str(tmp_path / "cfg"), "--repro", str(tmp_path / "repro.c")]
     assert cli_main([*argv, "try", bug_id, str(tmp_path / "cfg")]) == 2
-    out = _flat(capsys.readouterr().out)
+    out = _flat(capsys.readouterr().err)
     assert "is not in --linux-tree" in out  # got past the inputs, stopped at the commit
 
     syz_only = tmp_path / "syz.json"
     syz_only.write_text(json.dumps(_sample(crash={"c-reproducer": ""})))
-    assert cli_main(["--linux-tree", str(repo), "--bugs", str(syz_only), "bench"]) == 1
+    assert cli_main(["--linux-tree", str(repo), "--records", str(syz_only), "bench"]) == 1
     out = _flat(capsys.readouterr().out)
     assert "unsupported" in out
 

@@ -76,7 +76,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path) -> None:
     bad.write_text('{"pred": "x"}\n')
     cp = cli("mpirigen-table", "--predictions", str(bad), "--tolerance", "0", "--csv",
              str(tmp_path / "o.csv"))  # fmt: skip
-    assert cp.returncode == 1 and "Traceback" not in cp.stderr
+    assert cp.returncode == 2 and "Traceback" not in cp.stderr
     assert cp.stderr.strip() == (
         f"codegen-eval: error: --predictions: {bad}:1: wants string fields 'pred' and 'label'"
     )

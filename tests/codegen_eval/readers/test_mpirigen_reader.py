@@ -156,7 +156,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_run_errors_are_one_line(tmp_path: Path, checkout: Path) -> None:
     cp = cli("run", "--mpirigen", str(tmp_path / "nope"), "--solver", "reference",
              "--log", str(tmp_path / "x.jsonl"))  # fmt: skip
-    assert cp.returncode == 1 and "Traceback" not in cp.stderr
+    assert cp.returncode == 2 and "Traceback" not in cp.stderr
     assert "--mpirigen: " in cp.stderr and "is not a directory" in cp.stderr
     # one error line (the sandbox's start-up may add its own notes, e.g. on stale cgroups
     # other runs left behind)
@@ -164,10 +164,10 @@ def test_run_errors_are_one_line(tmp_path: Path, checkout: Path) -> None:
     (tmp_path / "empty").mkdir()
     cp = cli("run", "--mpirigen", str(tmp_path / "empty"), "--solver", "reference",
              "--log", str(tmp_path / "x.jsonl"))  # fmt: skip
-    assert cp.returncode == 1 and "not a datasets save" in cp.stderr, cp.stderr
+    assert cp.returncode == 2 and "not a datasets save" in cp.stderr, cp.stderr
     cp = cli("run", "--mpirigen", str(checkout), "--mpirigen-limit", "-1", "--solver",
              "reference", "--log", str(tmp_path / "x.jsonl"))  # fmt: skip
-    assert cp.returncode == 1 and "--mpirigen-limit must be >= 0" in cp.stderr
+    assert cp.returncode == 2 and "--mpirigen-limit must be >= 0" in cp.stderr
 
 
 @pytest.mark.slow

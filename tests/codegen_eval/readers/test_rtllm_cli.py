@@ -36,7 +36,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_bad_checkout_is_one_line(tmp_path: Path, make, expected: str) -> None:
     cp = cli("run", "--rtllm", str(make(tmp_path)), "--solver", "reference",
              "--log", str(tmp_path / "run.jsonl"))  # fmt: skip
-    assert cp.returncode == 1, (cp.stdout, cp.stderr)
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)
     lines = cp.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in cp.stderr, cp.stderr
     assert "--rtllm: " in lines[0] and expected in lines[0]
@@ -46,7 +46,7 @@ def test_problems_glob_that_selects_nothing_is_one_line(tmp_path: Path) -> None:
     root = write_rtllm(tmp_path / "rtllm")
     cp = cli("run", "--rtllm", str(root), "--rtllm-problems", "nothing*", "--solver",
              "reference", "--log", str(tmp_path / "run.jsonl"))  # fmt: skip
-    assert cp.returncode == 1 and "Traceback" not in cp.stderr, cp.stderr
+    assert cp.returncode == 2 and "Traceback" not in cp.stderr, cp.stderr
     assert (
         cp.stderr.strip().splitlines()[-1].endswith("--rtllm-problems nothing* matches no design")
     )
