@@ -38,6 +38,6 @@ def test_a_driver_cut_off_inside_compute_names_no_call() -> None:
 
 
 def test_matching_brace_matches_parentheses_and_brackets_past_literals() -> None:
-    text = 'f(a, ")", g(b[1]), \'(\') + 1'
+    text = "f(a, \")\", g(b[1]), '(') + 1"
     assert matching_brace(text, 1) == len(text) - 5
     assert matching_brace("x[a[0] /* ] */]", 1) == len("x[a[0] /* ] */]") - 1
