@@ -83,6 +83,7 @@ def test_first_progress_line_names_the_tier_and_a_missing_one_names_the_fetch(
     assert "`python -m appl.local fetch --model qwen2.5-coder-1.5b`" in err[1]
 
 
+@pytest.mark.slow  # loads the 1.5B model: 33 s at load 9
 def test_the_default_tier_is_the_one_that_answers(capsys) -> None:
     """Real weights (fetched by setup), the real llama.cpp server: the process serving the
     preflight's request runs the 1.5B file, and the first line said so."""
