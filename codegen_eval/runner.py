@@ -389,7 +389,7 @@ async def run_eval(
             if not config.chosen().matches(task.name, sample_id):
                 continue  # the denominators follow the selection
             left_out = ExcludedRecord(
-                type="excluded", suite=task.name, sample_id=sample_id, reason=reason
+                type="excluded", suite=task.name, sample_id=sample_id, reason=str(reason)
             )
             excluded.append(left_out)
             if (task.name, sample_id) not in excluded_logged:
