@@ -522,7 +522,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     summary = summarize(result.records, args.k)
     print_table(summary, args.k, result.excluded)
     for task in tasks:
-        if note := task.metadata.get("log_header"):
+        if note := task.log_header:
             print(f"{task.name}: {note_text(note)}")
     run_ids = {str(r.get("sample_id")) for r in [*result.records, *result.excluded]}
     for line in policy_notes(tasks, run_ids):
