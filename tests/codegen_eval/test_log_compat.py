@@ -24,6 +24,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LOG = FIXTURES / "run_log_v1.jsonl"
 GOLDEN = FIXTURES / "run_log_v1.golden"
 ROOT = Path(__file__).resolve().parents[2]
+NOTE = "everything passes (test-only)"  # fixtures/run_log_v1_suite.py's Task.log_header
 
 
 def _cli(*args: str, out: Path) -> str:
@@ -96,6 +97,7 @@ def test_the_cli_resumes_the_old_log_with_the_options_it_recorded(tmp_path: Path
         assert cp.returncode == 0, cp.stderr
         assert not server.requests
     assert "nothing left to do" in cp.stdout
+    assert f"fixture-c: verdict: {NOTE}" in cp.stdout  # Task.log_header, printed by the CLI
     # the old records, counted as `report` counted them when the log was written
     assert (GOLDEN / "report.txt").read_text().split("speedup@k /")[0] in cp.stdout
     contents = read_log(log)
