@@ -27,7 +27,17 @@ from codegen_eval.registry import get_suite, list_suites, register_suite
 from codegen_eval.report import print_table, render_html, report_from_logs, summarize
 from codegen_eval.runner import RunAborted, RunConfig, RunResult, run_eval, run_eval_sync
 from codegen_eval.solvers import FileSolver, GenerateSolver, ReferenceSolver
-from codegen_eval.types import Candidate, FailureClass, Sample, Score, Scorer, Solver, Task
+from codegen_eval.types import (
+    Candidate,
+    FailureClass,
+    ReaderFacts,
+    Sample,
+    Score,
+    Scorer,
+    ScoreStatus,
+    Solver,
+    Task,
+)
 
 __all__ = [
     "Candidate",
@@ -36,6 +46,7 @@ __all__ = [
     "FileSolver",
     "GenerateSolver",
     "LogFormatError",
+    "ReaderFacts",
     "ReferenceSolver",
     "RunAborted",
     "RunConfig",
@@ -44,6 +55,7 @@ __all__ = [
     "Sample",
     "Score",
     "ScoreCache",
+    "ScoreStatus",
     "Scorer",
     "Solver",
     "Task",

@@ -13,7 +13,7 @@ clauses still work. The classes live beside the code that raises them and are li
     │   ├── SamplesFileError        solvers         a --samples file that cannot be read
     │   ├── SolverOptionError       run_options     a --solver-opt the solver lacks
     │   ├── SelectionError          selection       options that select no problem
-    │   ├── LogFormatError          log             a log line that is not a record
+    │   ├── LogFormatError          records         a log line that is not a record
     │   ├── PragmaSyntaxError       suites/omp_pragma/pragma
     │   ├── VvpSyntaxError          suites/verilog/vvp
     │   ├── ResumeConflict          run_options     --resume with other options
