@@ -35,7 +35,7 @@ from codegen_eval.cli_select import add_selection_options, reader_glob_notes, se
 from codegen_eval.readers import rtllm_cli
 from codegen_eval.readers.cvdp import cli as cvdp_cli
 from codegen_eval.readers.mpirigen import cli as mpirigen_cli
-from codegen_eval.run_options import parse_solver_options
+from codegen_eval.run_options import parse_solver_options, take_logged_options
 from codegen_eval.types import Task
 
 __all__ = ["CliError", "build_parser", "main", "tasks_from_options"]
@@ -333,36 +333,6 @@ def _resume_hint(log_path: Path) -> str:
     return f"{_prog()} run --resume --log {shlex.quote(str(log_path))}"
 
 
-def _take_logged_options(
-    args: argparse.Namespace, parser: argparse.ArgumentParser
-) -> tuple[dict[str, Any], list[str], list[str]]:
-    """--resume: (the log's header, plugins to load, notes); the run's options are filled in
-    from the header and contradictions refused."""
-    from codegen_eval.log import read_log
-    from codegen_eval.run_options import ResumeConflict, apply_logged_options
-
-    if not args.log:
-        raise CliError("--resume needs --log FILE, the log of the run to continue")
-    log_path = Path(args.log)
-    if not log_path.exists():
-        raise CliError(f"--resume: no run log at {log_path}; drop --resume to start a new run")
-    contents = read_log(log_path)
-    if not contents.header:
-        if contents.scores or contents.candidates or contents.truncated_tail:
-            raise CliError(f"--resume: {log_path} has no header; is it a codegen-eval run log?")
-        return {}, [], []  # an empty file: nothing to take, the run starts from scratch
-    known: set[str] = set()
-    if "cli" not in contents.header:  # written before logs recorded their options
-        from codegen_eval.registry import list_suites
-
-        known = {info.name for info in list_suites()}
-    try:
-        plugins, notes = apply_logged_options(args, args._explicit, contents.header, parser, known)
-    except ResumeConflict as exc:
-        raise CliError(f"{exc} ({log_path})") from None
-    return contents.header, plugins, notes
-
-
 def _check_options(args: argparse.Namespace) -> None:
     if args.n < 1:
         raise CliError("-n must be >= 1")
@@ -398,7 +368,7 @@ def cmd_run(args: argparse.Namespace, parser: argparse.ArgumentParser, plugins: 
     notes: list[str] = []
     logged_header: dict[str, Any] = {}
     if args.resume:
-        logged_header, logged_plugins, notes = _take_logged_options(args, parser)
+        logged_header, logged_plugins, notes = take_logged_options(args, parser)
         plugins = list(dict.fromkeys(plugins + load_plugins(logged_plugins)))
     if args.log and Path(args.log).is_dir():
         raise CliError(

@@ -24,6 +24,7 @@ import inspect
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from codegen_eval.errors import CodegenEvalError
@@ -284,3 +285,33 @@ def parse_solver_options(
                 f"--solver-opt {key}={value}: expected {known[key].__name__} ({exc})"
             ) from None
     return out
+
+
+def take_logged_options(
+    args: argparse.Namespace, parser: argparse.ArgumentParser
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """--resume: (the log's header, plugins to load, notes); the run's options are filled in
+    from the header and contradictions refused."""
+    from codegen_eval.errors import CliError
+    from codegen_eval.log import read_log
+
+    if not args.log:
+        raise CliError("--resume needs --log FILE, the log of the run to continue")
+    log_path = Path(args.log)
+    if not log_path.exists():
+        raise CliError(f"--resume: no run log at {log_path}; drop --resume to start a new run")
+    contents = read_log(log_path)
+    if not contents.header:
+        if contents.scores or contents.candidates or contents.truncated_tail:
+            raise CliError(f"--resume: {log_path} has no header; is it a codegen-eval run log?")
+        return {}, [], []  # an empty file: nothing to take, the run starts from scratch
+    known: set[str] = set()
+    if "cli" not in contents.header:  # written before logs recorded their options
+        from codegen_eval.registry import list_suites
+
+        known = {info.name for info in list_suites()}
+    try:
+        plugins, notes = apply_logged_options(args, args._explicit, contents.header, parser, known)
+    except ResumeConflict as exc:
+        raise CliError(f"{exc} ({log_path})") from None
+    return contents.header, plugins, notes
