@@ -18,7 +18,6 @@ from agents.kernel import cli as agent_cli
 from appl import cli as appl_cli
 from codegen_eval import cli as eval_cli
 from codegen_eval.kernelgym import cli as gym_cli
-from codegen_eval.kernelgym.cli_options import slurm_options
 
 SAMPLE = Path(__file__).parent / "codegen_eval" / "kernelgym" / "data" / "kbench_sample.json"
 
@@ -172,6 +171,8 @@ def test_both_kernel_clis_have_the_same_slurm_options_and_defaults() -> None:
 
 
 def test_the_default_slurm_workdir_is_next_to_the_log(tmp_path: Path) -> None:
+    from codegen_eval.kernelgym.cli_options import slurm_options
+
     for parser in (gym_cli.build_parser(), agent_cli.build_parser()):
         args = parser.parse_args(["bench", "--log", str(tmp_path / "run.jsonl")])
         assert slurm_options(args).workdir == tmp_path / "run.jsonl.slurm"  # as codegen-eval
@@ -206,6 +207,7 @@ def _attempt(bug: str, attempt: int, resolved: bool) -> dict[str, object]:
             "completion_tokens": 1, "wall_s": 1.0, "final_patch": "", "errors": []}  # fmt: skip
 
 
+@pytest.mark.timeout(60)  # a regression would start the agent and its model
 def test_kernel_agent_resumes_from_its_log_and_prints_json(tmp_path: Path, capsys) -> None:
     log = tmp_path / "agent.jsonl"
     events = [
@@ -221,6 +223,7 @@ def test_kernel_agent_resumes_from_its_log_and_prints_json(tmp_path: Path, capsy
     assert json.loads(out.out) == [_attempt("t0-warn", 1, True)]
 
 
+@pytest.mark.timeout(60)  # a regression would start the agent and its model
 def test_kernel_agent_old_out_and_json_file_still_work_with_notes(tmp_path: Path, capsys) -> None:
     out, rows = tmp_path / "r.jsonl", tmp_path / "rows.json"
     out.write_text(json.dumps(_attempt("t0-gpf", 1, False)) + "\n")
