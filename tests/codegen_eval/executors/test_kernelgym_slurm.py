@@ -21,8 +21,12 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.mark.slow
 async def test_bug_and_fix_run_as_slurm_jobs(slurm_cluster: str, tmp_path: Path) -> None:
     bug = bundled_bug("t0-null-deref")
+    lines: list[str] = []  # kernel-gym bench's progress lines (issue 32 item 8: with job ids)
     rows = await bench_on_slurm(
-        [bug], gym=GymOptions(runs=2, cpus=2), slurm=SlurmOptions(workdir=tmp_path)
+        [bug],
+        gym=GymOptions(runs=2, cpus=2),
+        slurm=SlurmOptions(workdir=tmp_path),
+        progress=lines.append,
     )
     (row,) = rows
     assert row["reproduced"] is True and row["resolved"] is True, row
@@ -30,6 +34,16 @@ async def test_bug_and_fix_run_as_slurm_jobs(slurm_cluster: str, tmp_path: Path)
     assert row["patched"]["completed_runs"] == 2 and row["patched"]["crashes"] == []
     base_job, fix_job = row["executor"]["job_id"], row["patched_executor"]["job_id"]
     assert base_job != fix_job and base_job.split("_")[0].isdigit()
+
+    def said(what: str, info: dict) -> str:
+        where = f" on {info['node']}" if info.get("node") else ""
+        return f"t0-null-deref: {what} (Slurm job {info['job_id']}{where})"
+
+    assert sorted(x.split("] ", 1)[0] for x in lines) == ["[1/2", "[2/2"], lines
+    assert {x.split("] ", 1)[1] for x in lines} == {
+        said("baseline reproduced", row["executor"]),
+        said("developer fix resolved", row["patched_executor"]),
+    }, lines
     assert row["executor"]["cpus_granted"] == min(2, os.cpu_count() or 1)
 
 
@@ -99,5 +113,7 @@ def test_kernel_agent_refuses_a_dead_cluster_in_one_line(
         )  # fmt: skip
     assert cp.returncode == 2, cp.stdout + cp.stderr
     last = cp.stderr.strip().splitlines()[-1]
-    assert last.startswith("kernel-agent: --executor slurm: the Slurm controller does not answer")
+    assert last.startswith(
+        "kernel-agent: error: --executor slurm: the Slurm controller does not answer"
+    )
     assert "Traceback" not in cp.stderr
