@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -423,8 +424,12 @@ def main(argv: list[str] | None = None) -> int:
     except BugSetupError as exc:  # a bug that cannot run here: the input, not a result
         label = "unsupported: " if isinstance(exc, UnsupportedBug) else ""
         return usage_error("kernel-gym", f"{label}{exc}")
+    except BrokenPipeError:  # `kernel-gym list --json | head`: the reader had enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except OSError as exc:  # a records, --config or --repro file that cannot be read
-        return usage_error("kernel-gym", f"{exc.filename or ''}: {exc.strerror or exc}")
+        where = f"{exc.filename}: " if exc.filename else ""
+        return usage_error("kernel-gym", f"{where}{exc.strerror or exc}")
     except ValueError as exc:  # a records file that does not read as bug records
         return usage_error("kernel-gym", str(exc))
     except KeyboardInterrupt:
