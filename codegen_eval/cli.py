@@ -272,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("log", help="a run log (JSONL)")
     ex.add_argument("--parquet", metavar="OUT", help="the parquet file to write")
     ex.add_argument("--inspect", metavar="OUT.eval", help="an Inspect log (`inspect view` it)")
+    for command in sub.choices.values():  # before or after the subcommand (docs/cli.md)
+        command.add_argument("--plugin", action="append", default=argparse.SUPPRESS,
+                             help="import MODULE to register suites")  # fmt: skip
     return p
 
 

@@ -134,7 +134,9 @@ def _option_strings(parser: argparse.ArgumentParser) -> dict[str, argparse.Actio
 
 
 def test_every_top_level_option_is_accepted_after_the_subcommand() -> None:
-    for parser in (gym_cli.build_parser(), agent_cli.build_parser()):
+    plugin = eval_cli.build_parser().parse_args(["list", "--plugin", "tests.codegen_eval"])
+    assert plugin.plugin == ["tests.codegen_eval"]
+    for parser in (eval_cli.build_parser(), gym_cli.build_parser(), agent_cli.build_parser()):
         top = _option_strings(parser)
         subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         for name, sub in subs.choices.items():
@@ -144,6 +146,8 @@ def test_every_top_level_option_is_accepted_after_the_subcommand() -> None:
                     continue
                 assert option in after, f"{parser.prog} {name} {option}"
                 assert after[option].dest == action.dest, option
+        if parser.prog == "codegen-eval":
+            continue
         # and the one given after the subcommand wins
         args = parser.parse_args(["--runs", "1", "bench", "--runs", "2"])
         assert args.runs == 2

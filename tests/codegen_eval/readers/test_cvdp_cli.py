@@ -28,7 +28,7 @@ def cli(
     )  # fmt: skip
 
 
-def one_line(cp: subprocess.CompletedProcess[str], code: int = 1) -> str:
+def one_line(cp: subprocess.CompletedProcess[str], code: int = 2) -> str:
     assert cp.returncode == code, (cp.returncode, cp.stdout, cp.stderr)
     assert "Traceback" not in cp.stderr
     lines = cp.stderr.strip().splitlines()
