@@ -105,7 +105,7 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     for command in commands.values():
         sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
         command.configure(sub)
-        sub.set_defaults(_run=command.run)
+        sub.set_defaults(_run=command.run, _prog=f"appl {command.name}")  # for error lines
     return parser
 
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from appl.cli_parser import CliParser, usage_error
 from appl.errors import ConfigError, LocalModelError
 from appl.local.catalog import (
     DEFAULT_LOCAL_MODEL,
@@ -16,6 +17,8 @@ from appl.local.catalog import (
 )
 from appl.local.server import LocalServer, ServerFlags, server_package_available
 from appl.local.weights import cache_dir, ensure_weights, weights_path
+
+PROG = "python -m appl.local"
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,13 +88,13 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 server.stop()
     except (LocalModelError, ConfigError) as exc:  # an unknown --model too: one line
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        # a usage error or an unusable setup: exit 2, as every CLI of ours (docs/cli.md)
+        return usage_error(getattr(args, "_prog", PROG), str(exc))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m appl.local", description=__doc__)
+    parser = CliParser(prog=PROG, description=__doc__)
     add_arguments(parser)
     return run(parser.parse_args(argv))
 

@@ -76,8 +76,18 @@ def test_an_unknown_tier_is_one_line() -> None:
         [sys.executable, "-m", "appl.local", "fetch", "--model", "7b"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # a usage error, as in every CLI of ours (docs/cli.md)
     assert proc.stderr.strip().splitlines() == [
-        "error: unknown local model '7b'; known: 0.5b, 1.5b, qwen2.5-coder-0.5b, "
+        "python -m appl.local: error: unknown local model '7b'; known: 0.5b, 1.5b, qwen2.5-coder-0.5b, "
         "qwen2.5-coder-1.5b, smollm2, smollm2-135m"
     ]
+
+
+def test_an_unknown_tier_through_appl_local_names_that_command() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "appl.cli", "local", "fetch", "--model", "7b"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("appl local: error: unknown local model '7b'")
+    assert len(proc.stderr.strip().splitlines()) == 1
