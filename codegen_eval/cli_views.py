@@ -145,9 +145,9 @@ def show_log(
     rows = every if sample_id is None else [r for r in every if by_id.matches(r["suite"], r["id"])]
     if sample_id is not None and not rows:
         near = closest_ids(sample_id, sorted({(str(r["suite"]), str(r["id"])) for r in every}))
-        print(f"codegen-eval: error: no sample {sample_id!r} in {log}; closest: "
-              f"{', '.join(near)}", file=sys.stderr)  # fmt: skip
-        return 1
+        from codegen_eval.errors import CliError
+
+        raise CliError(f"no sample {sample_id!r} in {log}; closest: {', '.join(near)}")
     if as_json:
         print(json.dumps(rows if sample_id else [
             {k: v for k, v in r.items() if k not in ("code", "raw")} for r in rows

@@ -53,7 +53,7 @@ def test_show_json_and_an_unknown_id(tmp_path: Path, capsys) -> None:
         ("alpha/with-a-long-id-that-must-not-be-cut", 1, "fail"),
         ("beta", 0, "fail"),
     ]
-    assert cli.main(["show", str(log), "alpha"]) == 1
+    assert cli.main(["show", str(log), "alpha"]) == 2  # a usage error (docs/cli.md)
     err = capsys.readouterr().err
     assert "no sample 'alpha'" in err and "alpha/with-a-long-id-that-must-not-be-cut" in err
 

@@ -32,7 +32,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _one_line_error(cp: subprocess.CompletedProcess[str]) -> str:
-    assert cp.returncode in (1, 2), (cp.stdout, cp.stderr)  # 2 once item 5 lands everywhere
+    assert cp.returncode == 2, (cp.stdout, cp.stderr)  # a usage error (docs/cli.md)
     lines = cp.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in cp.stderr, cp.stderr
     return lines[0]
