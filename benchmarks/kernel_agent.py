@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/kernel_agent.py [--tiers 0.5b,1.5b] [--modes react,planner]
         [--out-dir runs/kagent] [--max-steps 2] [--tool-rounds 2] [--runs 2] [--report-only]
 
-Each (tier, mode) is one `kernel-agent bench --tier 0 ... --out DIR/TIER-MODE.jsonl --resume`
+Each (tier, mode) is one `kernel-agent bench --tier 0 ... --log DIR/TIER-MODE.jsonl --resume`
 (so an interrupted measurement continues where it stopped), run one after the other; the
 1-minute load average is sampled before and after each. `--report-only` prints the table from
 what the out files hold (finished bugs only). Columns: bugs finished, resolved, model calls,
@@ -35,8 +35,8 @@ def run_config(args: argparse.Namespace, tier: str, mode: str) -> None:
     cmd = [sys.executable, "-m", "agents.kernel.cli", "bench", "--tier", "0", "--model",
            "local", "--local-model", tier, "--mode", agent_mode,
            *(["--build-check"] if extra == "bc" else []), "--max-steps", str(args.max_steps),
-           "--tool-rounds", str(args.tool_rounds), "--runs", str(args.runs), "--out", str(out),
-           "--resume", "--log", str(out.with_suffix(".log.jsonl"))]  # fmt: skip
+           "--tool-rounds", str(args.tool_rounds), "--runs", str(args.runs), "--resume",
+           "--log", str(out)]  # fmt: skip
     with (Path(args.out_dir) / "loadavg.txt").open("a") as fh:
         fh.write(f"{tier}-{mode} start load {loadavg()}\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -52,7 +52,9 @@ def report(args: argparse.Namespace) -> None:
     for tier in args.tiers.split(","):
         for mode in args.modes.split(","):
             path = Path(args.out_dir) / f"{tier}-{mode}.jsonl"
-            rows = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+            lines = path.read_text().splitlines() if path.exists() else []
+            # the attempts are the log's `attempt` events (docs/cli.md)
+            rows = [e for e in map(json.loads, lines) if e.get("event") == "attempt"]
             resolved = [r["bug_id"] for r in rows if r["resolved"]]
             stops = Counter(r["stopped"] for r in rows)
             print(
