@@ -23,6 +23,7 @@ from typing import Any, TextIO, cast
 
 from codegen_eval.records import (
     LOG_VERSION,
+    RECORD_TYPES,
     CandidateRecord,
     EndRecord,
     ExcludedRecord,
@@ -70,6 +71,9 @@ class LogContents:
     ends: list[EndRecord] = field(default_factory=list)
     duplicates: int = 0  # score records for a key already scored (should stay 0)
     truncated_tail: bool = False
+    # records of a type this version does not know, in a log a newer version wrote (its
+    # header or a resume says a higher log_version): skipped, not refused, and counted here
+    skipped_newer: int = 0
 
     @property
     def score_records(self) -> list[ScoreRecord]:
@@ -134,13 +138,19 @@ def read_log(path: str | os.PathLike[str]) -> LogContents:
         raise LogFormatError(f"{p} is a directory, not a run log")
     out = LogContents(path=p)
     has_header = False
+    newer = False  # a newer writer's log: its record types we lack are skipped, not refused
     for lineno, obj, is_last in _iter_records(p):
         if obj is None:
             if is_last:
                 out.truncated_tail = True
                 continue
             raise LogFormatError(f"{p}:{lineno}: not a JSON record (the log is damaged)")
+        if newer and obj.get("type") not in RECORD_TYPES:
+            out.skipped_newer += 1
+            continue
         rec = parse_record(obj, f"{p}:{lineno}")
+        if rec["type"] in ("header", "resume") and rec["log_version"] > LOG_VERSION:
+            newer = True
         if rec["type"] == "header":
             if not has_header:
                 out.header, has_header = rec, True

@@ -39,6 +39,19 @@ def test_an_unknown_record_type_names_its_line(tmp_path: Path) -> None:
         read_log(log)
 
 
+def test_a_newer_writers_record_types_are_skipped_and_counted(tmp_path: Path) -> None:
+    """A log whose header says a later log_version may hold record types this reader lacks:
+    they are skipped and counted (the known ones still read), not refused as damage."""
+    newer = {**HEADER, "log_version": 2}
+    log = _log(tmp_path, newer, {"type": "checkpoint", "at": 3}, SCORE, {"type": "end"})
+    contents = read_log(log)
+    assert contents.skipped_newer == 1 and len(contents.scores) == 1
+    # a known type is still checked in a newer log: damage is not skipped
+    bad = _log(tmp_path, newer, {**SCORE, "index": "0"})
+    with pytest.raises(LogFormatError, match=r"run\.jsonl:2: a score record"):
+        read_log(bad)
+
+
 @pytest.mark.parametrize(
     ("field", "value", "why"),
     [
