@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from codegen_eval.types import Sample
 
@@ -28,3 +28,23 @@ def pick_problems(
     if limit is not None:
         picked = picked[:limit]
     return picked, kept
+
+
+def apply_calibration(
+    samples: list[Sample],
+    excluded: dict[str, str],
+    measured: dict[str, str],
+    include_known_bad: bool,
+    reason: Callable[[str, str], str] = lambda sample_id, why: why,
+) -> list[Sample]:
+    """The samples to run, given `measured` ({id: why} for references that fail on this
+    machine's toolchain): with include_known_bad they all run, the failing ones marked
+    `known_bad`; otherwise the failing ones move into `excluded` (updated in place) with
+    `reason(id, why)`."""
+    if include_known_bad:
+        for s in samples:
+            if s.id in measured:
+                s.metadata["known_bad"] = measured[s.id]
+        return samples
+    excluded.update({i: reason(i, why) for i, why in measured.items()})
+    return [s for s in samples if s.id not in measured]

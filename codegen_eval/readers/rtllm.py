@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.errors import CodegenEvalError
-from codegen_eval.readers._pick import pick_problems
+from codegen_eval.readers._pick import apply_calibration, pick_problems
 from codegen_eval.readers.verilogeval import measure_exclusions, run_sync
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer
@@ -361,15 +361,10 @@ def rtllm(
     if calibrate and samples:
         raw = run_sync(measure_exclusions(samples, scorer, progress))
         measured = {i: exclusion_reason(r) for i, r in raw.items()}
-        if include_known_bad:
-            for s in samples:
-                if s.id in measured:
-                    s.metadata["known_bad"] = measured[s.id]
-        else:
-            samples = [s for s in samples if s.id not in measured]
-            excluded.update(
-                {i: f"{r}; newer Icarus: {newer_icarus(_bare(r), i)}" for i, r in measured.items()}
-            )
+        samples = apply_calibration(
+            samples, excluded, measured, include_known_bad,
+            lambda i, r: f"{r}; newer Icarus: {newer_icarus(_bare(r), i)}",
+        )  # fmt: skip
     return Task(
         name="rtllm",
         dataset=samples,

@@ -35,7 +35,7 @@ from typing import Any, Literal, TypeVar
 
 from codegen_eval.errors import CodegenEvalError
 from codegen_eval.readers._jsonl import jsonl_records
-from codegen_eval.readers._pick import pick_problems
+from codegen_eval.readers._pick import apply_calibration, pick_problems
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer
 from codegen_eval.suites.verilog.tbgen import NONCE_PLUSARG, VERDICT_PREFIX
@@ -408,13 +408,7 @@ def verilogeval(
     measured: dict[str, str] = {}
     if calibrate and samples:
         measured = run_sync(measure_exclusions(samples, scorer, progress))
-        if include_known_bad:
-            for s in samples:
-                if s.id in measured:
-                    s.metadata["known_bad"] = measured[s.id]
-        else:
-            samples = [s for s in samples if s.id not in measured]
-            excluded.update(measured)
+        samples = apply_calibration(samples, excluded, measured, include_known_bad)
     return Task(
         name=f"verilogeval-{mode_name}",
         dataset=samples,
