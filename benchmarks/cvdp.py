@@ -30,10 +30,8 @@ import asyncio
 import importlib.util
 import os
 import re
-import resource
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,24 +41,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _interleave import alternate, cpu_split, cpu_total, print_medians  # noqa: E402
+
 from codegen_eval.readers.cvdp import cvdp  # noqa: E402
 from codegen_eval.readers.cvdp.harness import venv_bin_dir  # noqa: E402
 from codegen_eval.runner import RunConfig, run_eval  # noqa: E402
 from codegen_eval.solvers import ReferenceSolver  # noqa: E402
 from codegen_eval.types import Sample, Task  # noqa: E402
-
-
-def _cpu() -> float:
-    me, kids = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _kids_cpu() -> float:
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return kids.ru_utime + kids.ru_stime
 
 
 def _fixture(out: Path) -> Path:
@@ -94,7 +81,7 @@ def upstream_one(s: Sample, work: Path) -> bool:
 
 
 def upstream(samples: list[Sample]) -> tuple[dict[str, bool], float, float]:
-    t0, c0 = time.monotonic(), _kids_cpu()
+    t0, c0 = time.monotonic(), cpu_split()[1]
     verdicts = {}
     for s in samples:
         work = Path(tempfile.mkdtemp(prefix="cvdp-upstream-"))
@@ -102,18 +89,18 @@ def upstream(samples: list[Sample]) -> tuple[dict[str, bool], float, float]:
             verdicts[s.id] = upstream_one(s, work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    return verdicts, time.monotonic() - t0, _kids_cpu() - c0
+    return verdicts, time.monotonic() - t0, cpu_split()[1] - c0
 
 
 def ours(files: list[Path], jobs: int) -> tuple[dict[str, bool], float, float]:
     work = Path(tempfile.mkdtemp(prefix="cvdp-ours-"))
-    t0, c0 = time.monotonic(), _cpu()
+    t0, c0 = time.monotonic(), cpu_total()
     try:
         tasks = [cvdp(f) for f in files]
         res = asyncio.run(run_eval(tasks, ReferenceSolver(), work / "run.jsonl",
                                    RunConfig(max_sandboxes=jobs, progress=False)))  # fmt: skip
     finally:
-        wall, cpu = time.monotonic() - t0, _cpu() - c0
+        wall, cpu = time.monotonic() - t0, cpu_total() - c0
         shutil.rmtree(work, ignore_errors=True)
     return {r["sample_id"]: r["status"] == "pass" for r in res.records}, wall, cpu
 
@@ -132,30 +119,17 @@ def main() -> int:
     os.environ["CODEGEN_CVDP_CALIBRATION"] = str(tmp / "calibration")  # a cold cache
     print(f"CVDP {', '.join(f.name for f in files)}; {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
-    t0, c0 = time.monotonic(), _cpu()
+    t0, c0 = time.monotonic(), cpu_total()
     tasks: list[Task] = [cvdp(f) for f in files]
     samples = [s for t in tasks for s in t.dataset]
     excluded = sum(len(t.excluded) for t in tasks)
     print(f"calibration (each reference once, then kept on disk): {time.monotonic() - t0:.1f} s "
-          f"wall, {_cpu() - c0:.1f} s CPU; {len(samples)} scorable, {excluded} excluded")  # fmt: skip
+          f"wall, {cpu_total() - c0:.1f} s CPU; {len(samples)} scorable, {excluded} excluded")  # fmt: skip
 
-    up_runs, our_runs = [], []
-    for i in range(args.rounds):
-        order = [("upstream", lambda: upstream(samples)), ("ours", lambda: ours(files, args.jobs))]
-        for name, fn in order if i % 2 == 0 else order[::-1]:
-            verdicts, wall, cpu = fn()
-            (up_runs if name == "upstream" else our_runs).append((verdicts, wall, cpu))
-            print(f"  round {i + 1} {name:8}: {wall:6.2f} s wall {cpu:6.2f} s CPU "
-                  f"({sum(verdicts.values())}/{len(verdicts)} pass)", flush=True)  # fmt: skip
-
-    def med(runs: list, k: int) -> float:
-        return statistics.median(r[k] for r in runs)
-
-    uw, uc, ow, oc = med(up_runs, 1), med(up_runs, 2), med(our_runs, 1), med(our_runs, 2)
-    print(f"upstream, one after the other: {uw:6.2f} s wall {uc:6.2f} s CPU "
-          f"(median of {args.rounds})")  # fmt: skip
-    print(f"ours ({args.jobs} job(s)):            {ow:6.2f} s wall {oc:6.2f} s CPU")
-    print(f"ours / upstream: wall {ow / uw:.2f}x, CPU {oc / uc:.2f}x")
+    up_runs, our_runs = alternate(
+        args.rounds, lambda: upstream(samples), lambda: ours(files, args.jobs)
+    )
+    print_medians(up_runs, our_runs, "upstream, one after the other", f"ours ({args.jobs} job(s))")
     upv, ourv = up_runs[-1][0], our_runs[-1][0]
     agree = [i for i in upv if ourv.get(i) == upv[i]]
     print(f"verdicts: {len(agree)}/{len(upv)} agree")

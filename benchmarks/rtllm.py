@@ -27,9 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,19 +37,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _interleave import alternate, cpu_split, print_medians  # noqa: E402
+
 from codegen_eval.readers.rtllm import design_dirs, rtllm  # noqa: E402
 from codegen_eval.runner import RunConfig, run_eval  # noqa: E402
 from codegen_eval.solvers import ReferenceSolver  # noqa: E402
 
 UPSTREAM_SIM_S = 8  # auto_run.py: exec_shell(..., timeout=8)
-
-
-def _cpu() -> tuple[float, float]:
-    me, kids = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def upstream_reference(design: Path) -> str:
@@ -86,20 +78,20 @@ def upstream(root: str) -> tuple[dict[str, tuple[bool, str]], float, float]:
     """{design: (passed, first line of note)}, wall s, CPU s of the tools."""
     verdicts: dict[str, tuple[bool, str]] = {}
     scratch = Path(tempfile.mkdtemp(prefix="rtllm-upstream-"))
-    t0, (_, k0) = time.monotonic(), _cpu()
+    t0, (_, k0) = time.monotonic(), cpu_split()
     try:
         for d in design_dirs(root):
             ok, out = upstream_one(d, upstream_reference(d), scratch / d.name)
             verdicts[d.name] = (ok, "pass" if ok else " ".join(out.split())[:120])
     finally:
-        wall, (_, k1) = time.monotonic() - t0, _cpu()
+        wall, (_, k1) = time.monotonic() - t0, cpu_split()
         shutil.rmtree(scratch, ignore_errors=True)
     return verdicts, wall, k1 - k0
 
 
 def ours(root: str, jobs: int) -> tuple[dict[str, tuple[bool, str]], float, float]:
     work = Path(tempfile.mkdtemp(prefix="rtllm-ours-"))
-    t0, c0 = time.monotonic(), _cpu()
+    t0, c0 = time.monotonic(), cpu_split()
     try:
         task = rtllm(root)
         res = asyncio.run(
@@ -107,7 +99,7 @@ def ours(root: str, jobs: int) -> tuple[dict[str, tuple[bool, str]], float, floa
                      RunConfig(max_sandboxes=jobs, progress=False))
         )  # fmt: skip
     finally:
-        wall, c1 = time.monotonic() - t0, _cpu()
+        wall, c1 = time.monotonic() - t0, cpu_split()
         shutil.rmtree(work, ignore_errors=True)
     verdicts = {
         r["sample_id"]: (r["status"] == "pass", str(r.get("failure_class") or "pass"))
@@ -129,33 +121,19 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     print(f"RTLLM at {args.checkout}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    t0, c0 = time.monotonic(), _cpu()
+    t0, c0 = time.monotonic(), cpu_split()
     task = rtllm(args.checkout)
-    c1 = _cpu()
+    c1 = cpu_split()
     print(f"calibration (each reference once per toolchain, cached; warm if ~0 s): "
           f"{time.monotonic() - t0:.1f} s wall, {(c1[0] - c0[0]) + (c1[1] - c0[1]):.1f} s CPU, "
           f"{len(task.dataset)} scorable, {len(task.excluded)} excluded")  # fmt: skip
     for sid, why in sorted(task.excluded.items()):
         print(f"  excluded {sid}: {why} | newer Icarus: {task.metadata['newer_icarus'].get(sid)}")
 
-    up_runs, our_runs = [], []
-    for i in range(args.rounds):
-        order = [("upstream", lambda: upstream(args.checkout)),
-                 ("ours", lambda: ours(args.checkout, args.jobs))]  # fmt: skip
-        for name, fn in order if i % 2 == 0 else order[::-1]:
-            verdicts, wall, cpu = fn()
-            (up_runs if name == "upstream" else our_runs).append((verdicts, wall, cpu))
-            passed = sum(v[0] for v in verdicts.values())
-            print(f"  round {i + 1} {name:8}: {wall:6.2f} s wall {cpu:6.2f} s CPU "
-                  f"({passed}/{len(verdicts)} pass)", flush=True)  # fmt: skip
-
-    def med(runs: list, k: int) -> float:
-        return statistics.median(r[k] for r in runs)
-
-    uw, uc, ow, oc = med(up_runs, 1), med(up_runs, 2), med(our_runs, 1), med(our_runs, 2)
-    print(f"upstream sequential loop: {uw:6.2f} s wall {uc:6.2f} s CPU (median of {args.rounds})")
-    print(f"ours ({args.jobs} jobs):           {ow:6.2f} s wall {oc:6.2f} s CPU")
-    print(f"ours / upstream: wall {ow / uw:.2f}x, CPU {oc / uc:.2f}x")
+    up_runs, our_runs = alternate(
+        args.rounds, lambda: upstream(args.checkout), lambda: ours(args.checkout, args.jobs)
+    )
+    print_medians(up_runs, our_runs, "upstream sequential loop", f"ours ({args.jobs} jobs)")
 
     upv, ourv = up_runs[-1][0], our_runs[-1][0]
     lost = sorted(i for i, (ok, _) in upv.items() if ok and not ourv.get(i, (False, ""))[0])

@@ -29,9 +29,7 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,6 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _interleave import alternate, cpu_split, print_medians  # noqa: E402
+
 from codegen_eval.readers.verilogeval import V2_DIRS, resolve_mode, verilogeval  # noqa: E402
 from codegen_eval.runner import RunConfig, run_eval  # noqa: E402
 from codegen_eval.solvers import ReferenceSolver  # noqa: E402
@@ -49,19 +49,11 @@ from codegen_eval.suites.verilog.upstream import v1_outcome, v2_outcome  # noqa:
 FLAGS = ["-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s", "tb"]
 
 
-def _cpu() -> tuple[float, float]:
-    me, kids = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
-
-
 def upstream_v2(root: Path) -> tuple[dict[str, tuple[bool, str]], float, float]:
     """{problem: (passed, outcome)}, wall s, CPU s of the tools."""
     verdicts: dict[str, tuple[bool, str]] = {}
     work = Path(tempfile.mkdtemp(prefix="ve-upstream-"))
-    t0, (_, k0) = time.monotonic(), _cpu()
+    t0, (_, k0) = time.monotonic(), cpu_split()
     try:
         for ref in sorted(root.glob("*_ref.sv")):
             pid = ref.name[: -len("_ref.sv")]
@@ -80,7 +72,7 @@ def upstream_v2(root: Path) -> tuple[dict[str, tuple[bool, str]], float, float]:
             code = v2_outcome(log)
             verdicts[pid] = (code == ".", code)
     finally:
-        wall, (_, k1) = time.monotonic() - t0, _cpu()
+        wall, (_, k1) = time.monotonic() - t0, cpu_split()
         shutil.rmtree(work, ignore_errors=True)
     return verdicts, wall, k1 - k0
 
@@ -88,7 +80,7 @@ def upstream_v2(root: Path) -> tuple[dict[str, tuple[bool, str]], float, float]:
 def upstream_v1(jsonl: Path) -> tuple[dict[str, tuple[bool, str]], float, float]:
     verdicts: dict[str, tuple[bool, str]] = {}
     work = Path(tempfile.mkdtemp(prefix="ve-upstream-v1-"))
-    t0, (_, k0) = time.monotonic(), _cpu()
+    t0, (_, k0) = time.monotonic(), cpu_split()
     try:
         for line in jsonl.read_text().splitlines():
             if not line.strip():
@@ -106,7 +98,7 @@ def upstream_v1(jsonl: Path) -> tuple[dict[str, tuple[bool, str]], float, float]
             result = v1_outcome(p.stdout, p.stderr)
             verdicts[tid] = (result == "passed", result)
     finally:
-        wall, (_, k1) = time.monotonic() - t0, _cpu()
+        wall, (_, k1) = time.monotonic() - t0, cpu_split()
         shutil.rmtree(work, ignore_errors=True)
     return verdicts, wall, k1 - k0
 
@@ -115,7 +107,7 @@ def ours(
     path: str, mode: str, jobs: int, **opts: object
 ) -> tuple[dict[str, tuple[bool, str]], float, float]:
     work = Path(tempfile.mkdtemp(prefix="ve-ours-"))
-    t0, c0 = time.monotonic(), _cpu()
+    t0, c0 = time.monotonic(), cpu_split()
     try:
         task = verilogeval(path, mode, **opts)  # type: ignore[arg-type]
         res = asyncio.run(
@@ -123,7 +115,7 @@ def ours(
                      RunConfig(max_sandboxes=jobs, progress=False))
         )  # fmt: skip
     finally:
-        wall, c1 = time.monotonic() - t0, _cpu()
+        wall, c1 = time.monotonic() - t0, cpu_split()
         shutil.rmtree(work, ignore_errors=True)
     verdicts = {
         r["sample_id"]: (r["status"] == "pass", str(r.get("failure_class") or "pass"))
@@ -156,29 +148,15 @@ def main() -> int:
         f"VerilogEval {mode} at {args.path}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
     )
 
-    t0, c0 = time.monotonic(), _cpu()
+    t0, c0 = time.monotonic(), cpu_split()
     task = verilogeval(args.path, mode)  # type: ignore[arg-type]
-    c1 = _cpu()
+    c1 = cpu_split()
     print(f"calibration (each reference once per toolchain, cached; warm if ~0 s): "
           f"{time.monotonic() - t0:.1f} s wall, {(c1[0] - c0[0]) + (c1[1] - c0[1]):.1f} s CPU, "
           f"{len(task.dataset)} scorable, {len(task.excluded)} excluded")  # fmt: skip
 
-    up_runs, our_runs = [], []
-    for i in range(args.rounds):
-        order = [("upstream", up), ("ours", lambda: ours(args.path, mode, args.jobs))]
-        for name, fn in order if i % 2 == 0 else order[::-1]:
-            verdicts, wall, cpu = fn()
-            (up_runs if name == "upstream" else our_runs).append((verdicts, wall, cpu))
-            print(f"  round {i + 1} {name:8}: {wall:6.2f} s wall {cpu:6.2f} s CPU "
-                  f"({sum(v[0] for v in verdicts.values())}/{len(verdicts)} pass)", flush=True)  # fmt: skip
-
-    def med(runs: list, k: int) -> float:
-        return statistics.median(r[k] for r in runs)
-
-    uw, uc, ow, oc = med(up_runs, 1), med(up_runs, 2), med(our_runs, 1), med(our_runs, 2)
-    print(f"upstream sequential loop: {uw:6.2f} s wall {uc:6.2f} s CPU (median of {args.rounds})")
-    print(f"ours ({args.jobs} jobs):           {ow:6.2f} s wall {oc:6.2f} s CPU")
-    print(f"ours / upstream: wall {ow / uw:.2f}x, CPU {oc / uc:.2f}x")
+    up_runs, our_runs = alternate(args.rounds, up, lambda: ours(args.path, mode, args.jobs))
+    print_medians(up_runs, our_runs, "upstream sequential loop", f"ours ({args.jobs} jobs)")
 
     upv, ourv = up_runs[-1][0], our_runs[-1][0]
     ids = sorted(set(upv) | set(ourv))
