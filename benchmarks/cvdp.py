@@ -41,8 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _interleave import alternate, cpu_split, cpu_total, print_medians  # noqa: E402
-
+from benchmarks._interleave import alternate, cpu_split, cpu_total, print_medians  # noqa: E402
 from codegen_eval.readers.cvdp import cvdp  # noqa: E402
 from codegen_eval.readers.cvdp.harness import venv_bin_dir  # noqa: E402
 from codegen_eval.runner import RunConfig, run_eval  # noqa: E402

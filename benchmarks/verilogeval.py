@@ -39,8 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _interleave import alternate, cpu_split, print_medians  # noqa: E402
-
+from benchmarks._interleave import alternate, cpu_split, print_medians  # noqa: E402
 from codegen_eval.readers.verilogeval import V2_DIRS, resolve_mode, verilogeval  # noqa: E402
 from codegen_eval.runner import RunConfig, run_eval  # noqa: E402
 from codegen_eval.solvers import ReferenceSolver  # noqa: E402
