@@ -24,6 +24,7 @@ __all__ = [
     "add_selection_options",
     "narrow_runs",
     "reader_glob_notes",
+    "reader_problems",
     "selection_from_args",
 ]
 
@@ -79,6 +80,20 @@ def selection_from_args(args: argparse.Namespace) -> Selection:
         _values(getattr(args, "sample_id", None), "--sample-id", split=True),
         whole_id=legacy,
     )
+
+
+def reader_problems(args: argparse.Namespace, suite: str) -> Any:
+    """What a reader named `suite` should load: its deprecated glob option when given, else
+    a test of each id against the common selection (so `--filter 'rtllm/adder*'` loads and
+    calibrates only those designs, as `--rtllm-problems` did), else None (all). The runner
+    applies the whole selection again, so a reader that loads more changes no result."""
+    dest = next((d for d, s in READER_GLOBS.items() if s == suite), None)
+    if dest and getattr(args, dest, None):
+        return getattr(args, dest)
+    selection = selection_from_args(args)
+    if not selection:
+        return None
+    return lambda sample_id: selection.matches(suite, sample_id)
 
 
 def reader_glob_notes(args: argparse.Namespace) -> list[str]:

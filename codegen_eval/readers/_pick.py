@@ -7,21 +7,29 @@ from collections.abc import Callable, Sequence
 
 from codegen_eval.types import Sample
 
+# which problems a reader loads: globs on its ids, or a test of an id (the CLI's common
+# selection, codegen_eval/problem_ids.py), or None for all
+Problems = str | Sequence[str] | Callable[[str], bool] | None
+
 
 def pick_problems(
     samples: Sequence[Sample],
     excluded: dict[str, str],
-    problems: str | Sequence[str] | None,
+    problems: Problems,
     limit: int | None,
 ) -> tuple[list[Sample], dict[str, str]]:
-    """The samples and exclusions whose ids match any glob of `problems` (all when None),
-    then the first `limit` samples (exclusions are not cut: they are reported, not run)."""
+    """The samples and exclusions whose ids match any glob of `problems`, or pass its test
+    (all when None), then the first `limit` samples (exclusions are not cut: they are
+    reported, not run)."""
     picked, kept = list(samples), dict(excluded)
     if problems:
-        pats = [problems] if isinstance(problems, str) else list(problems)
+        if callable(problems):
+            keep = problems
+        else:
+            pats = [problems] if isinstance(problems, str) else list(problems)
 
-        def keep(sample_id: str) -> bool:
-            return any(fnmatch.fnmatchcase(sample_id, p) for p in pats)
+            def keep(sample_id: str) -> bool:
+                return any(fnmatch.fnmatchcase(sample_id, p) for p in pats)
 
         picked = [s for s in picked if keep(s.id)]
         kept = {i: r for i, r in kept.items() if keep(i)}

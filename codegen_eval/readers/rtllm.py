@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from codegen_eval.errors import CodegenEvalError
-from codegen_eval.readers._pick import apply_calibration, pick_problems
+from codegen_eval.readers._pick import Problems, apply_calibration, pick_problems
 from codegen_eval.readers.verilogeval import measure_exclusions, run_sync
 from codegen_eval.registry import register_suite
 from codegen_eval.suites.verilog import VerilogScorer
@@ -341,7 +341,7 @@ def newer_icarus(reason: str, design: str | None = None) -> str:
 def rtllm(
     root: str | Path,
     *,
-    problems: list[str] | str | None = None,
+    problems: Problems = None,
     limit: int | None = None,
     include_known_bad: bool = False,
     calibrate: bool = True,

@@ -30,6 +30,7 @@ def add_run_options(r: argparse.ArgumentParser) -> None:
 
 def rtllm_tasks(args: argparse.Namespace) -> list[Task]:
     """The --rtllm task; bad input is a one-line CliError."""
+    from codegen_eval.cli_select import reader_problems
     from codegen_eval.errors import CliError
 
     from .rtllm import RtllmFormatError, rtllm
@@ -40,7 +41,7 @@ def rtllm_tasks(args: argparse.Namespace) -> list[Task]:
     try:
         task = rtllm(
             args.rtllm,
-            problems=getattr(args, "rtllm_problems", None),
+            problems=reader_problems(args, "rtllm"),
             include_known_bad=bool(getattr(args, "include_known_bad", False)),
             progress=say,
             backend=getattr(args, "sandbox", None),

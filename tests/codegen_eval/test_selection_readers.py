@@ -4,6 +4,7 @@ without the suite works on a reader's ids as on a built-in suite's."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codegen_eval.log import read_log
+from codegen_eval.readers.rtllm_cli import rtllm_tasks
 
 from .readers.rtllm_fixture import write_rtllm
 
@@ -43,3 +45,22 @@ def test_reader_glob_and_common_filter_select_the_same(tmp_path: Path) -> None:
     assert short == old
     both, _ = _run(tmp_path, root, "both", "-m", "ADDER", "--sample-id", "rtllm/adder_4bit")
     assert both == old
+
+
+def _namespace(root: Path, **options: object) -> argparse.Namespace:
+    base = {"rtllm": str(root), "rtllm_problems": None, "filter": None, "match": None,
+            "sample_id": None, "include_known_bad": False, "sandbox": None}  # fmt: skip
+    return argparse.Namespace(**{**base, **options})
+
+
+def test_the_common_selection_limits_what_a_reader_loads_and_calibrates(tmp_path: Path) -> None:
+    """`--filter 'rtllm/adder*'` loads (and so measures the reference of) only the adders,
+    as the deprecated --rtllm-problems did; before, the reader loaded every design and the
+    runner dropped the others after calibrating them all."""
+    root = write_rtllm(tmp_path / "rtllm")
+    everything = rtllm_tasks(_namespace(root))[0]
+    assert len(everything.dataset) + len(everything.excluded) > 1
+    (task,) = rtllm_tasks(_namespace(root, filter=["rtllm/adder*"]))
+    assert [s.id for s in task.dataset] == ["adder_4bit"] and not task.excluded
+    (by_id,) = rtllm_tasks(_namespace(root, sample_id=["adder_4bit"]))
+    assert [s.id for s in by_id.dataset] == ["adder_4bit"]

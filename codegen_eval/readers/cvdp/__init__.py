@@ -9,10 +9,10 @@ registers it as a suite for `codegen-eval run --cvdp FILE.jsonl`.
 
 from __future__ import annotations
 
-import fnmatch
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.readers._pick import Problems, pick_problems
 from codegen_eval.registry import register_suite
 from codegen_eval.types import ReaderFacts, Task
 
@@ -23,7 +23,7 @@ from .scorer import CvdpScorer, answer_files, measured_exclusions
 def cvdp(
     path: str | Path,
     *,
-    problems: list[str] | str | None = None,
+    problems: Problems = None,
     limit: int | None = None,
     calibrate: bool = True,
     backend: str | None = None,
@@ -33,12 +33,7 @@ def cvdp(
     task.excluded is {id: reason} for the problems whose reference fails here;
     task.reader_facts.not_read the records of other workflows and categories."""
     read = read_cvdp(path)
-    samples = read.samples
-    if problems:
-        pats = [problems] if isinstance(problems, str) else list(problems)
-        samples = [s for s in samples if any(fnmatch.fnmatchcase(s.id, p) for p in pats)]
-    if limit is not None:
-        samples = samples[:limit]
+    samples, _ = pick_problems(read.samples, {}, problems, limit)
     scorer = CvdpScorer(backend=backend, wall_s=wall_s)
     measured: dict[str, str] = {}
     if calibrate and samples:

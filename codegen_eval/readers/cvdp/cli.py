@@ -57,6 +57,7 @@ def check_options(args: argparse.Namespace) -> None:
 
 def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
     """The --cvdp task; bad input is a one-line CliError."""
+    from codegen_eval.cli_select import reader_problems
     from codegen_eval.errors import CliError
 
     from . import CvdpFormatError, cvdp
@@ -64,7 +65,7 @@ def cvdp_tasks(args: argparse.Namespace) -> list[Task]:
 
     check_options(args)
     try:
-        task = cvdp(args.cvdp, problems=args.cvdp_problems, wall_s=args.cvdp_wall_s)
+        task = cvdp(args.cvdp, problems=reader_problems(args, "cvdp"), wall_s=args.cvdp_wall_s)
     except FileNotFoundError:
         raise CliError(f"--cvdp: {args.cvdp} does not exist") from None
     except (CvdpFormatError, HarnessSetupError, OSError) as exc:
