@@ -43,8 +43,10 @@ def suite_listing() -> int:
     from codegen_eval.registry import list_suites
 
     table = Table(title="codegen-eval suites")
-    for col in ("suite", "problems", "description"):
-        table.add_column(col)
+    # names and sizes are never cut or folded (a narrow terminal wraps the description)
+    table.add_column("suite", no_wrap=True)
+    table.add_column("problems", no_wrap=True)
+    table.add_column("description")
     for info in list_suites():
         try:
             task = info.factory()
