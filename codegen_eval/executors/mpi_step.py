@@ -212,6 +212,11 @@ async def run_mpi_step(
     run_env.update(env or {})
     run_env.update(STEPDIR=str(step), OMP_NUM_THREADS=str(threads), **_ROOT_ENV)
     run_env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")  # across userns
+    # PMIx's shared-memory store (gds ds21/ds12: process-shared locks in a segment the
+    # node's PMIx server maps into each rank) let a rank in its own user namespace jump to
+    # NULL now and then (SIGSEGV at address 0, no frames: 2 runs in 13 of the two-node MPI
+    # test here, PMIx 4.2.2); the hash store fetches the same data over the server's socket
+    run_env.setdefault("PMIX_MCA_gds", "hash")
     spread = _spread(np, srun_args)
     argv = [
         "srun", "--mpi=pmix", *spread, f"--ntasks={np}", f"--cpus-per-task={threads}", "--overcommit",
