@@ -97,7 +97,7 @@ def test_bugs_and_records_mean_the_same_in_both_kernel_clis(where: str, tmp_path
     record_id = json.loads(SAMPLE.read_text())["id"]
     for parser, bugs_of, sub in (
         (gym_cli.build_parser(), gym_cli._bugs, "list"),
-        (agent_cli.build_parser(), agent_cli._bugs, "bench"),
+        (agent_cli.build_parser(), agent_cli.selected_bugs, "bench"),
     ):
         for opts, ids in (
             (["--bugs", "t0-warn,t0-gpf"], ["t0-warn", "t0-gpf"]),
@@ -114,7 +114,7 @@ def test_bugs_and_records_mean_the_same_in_both_kernel_clis(where: str, tmp_path
 def test_the_old_bugs_path_still_loads_records_with_a_note(capsys) -> None:
     record_id = json.loads(SAMPLE.read_text())["id"]
     for parser, bugs_of in ((gym_cli.build_parser(), gym_cli._bugs),
-                            (agent_cli.build_parser(), agent_cli._bugs)):  # fmt: skip
+                            (agent_cli.build_parser(), agent_cli.selected_bugs)):  # fmt: skip
         args = parser.parse_args(["--bugs", str(SAMPLE), "bench"])
         gym_cli.normalize(args, parser.prog)
         assert [b.id for b in bugs_of(args)] == [record_id]

@@ -33,6 +33,7 @@ from codegen_eval.kernelgym.cli_options import (
     add_json,
     add_shared,
     append_log,
+    find_bug,
     normalize,
     selected_bugs,
     slurm_options,
@@ -156,10 +157,6 @@ def preflight(args: argparse.Namespace) -> str:
 
 
 # --------------------------------------------------------------------------- bugs and runs
-
-
-def _bugs(args: argparse.Namespace) -> list[BugRecord]:
-    return selected_bugs(args)  # --records, --bug/--bugs, --tier: as kernel-gym reads them
 
 
 def _step_scorer(args: argparse.Namespace) -> Any:
@@ -308,9 +305,8 @@ async def _run_all(
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
-    bugs = _bugs(args)
-    if args.bug not in {b.id for b in bugs}:
-        raise CliError(f"unknown bug {args.bug!r}; see `kernel-gym list`")
+    bugs = selected_bugs(args)  # --records, --bug/--bugs, --tier: as kernel-gym reads them
+    find_bug(bugs, args.bug)
     alias = preflight(args)
     rows = run(_run_all(_agent(args, bugs, alias), [(args.bug, 1)], None))
     if args.json:
@@ -326,7 +322,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    bugs = _bugs(args)
+    bugs = selected_bugs(args)
     if not bugs:
         raise CliError("no bugs selected")
     if args.resume and not (args.log or args.out):

@@ -29,6 +29,7 @@ from codegen_eval.kernelgym.cli_options import (
     add_json,
     add_shared,
     append_log,
+    find_bug,
     normalize,
     selected_bugs,
     slurm_options,
@@ -61,12 +62,7 @@ def _bugs(args: argparse.Namespace) -> list[BugRecord]:
 
 
 def _find(args: argparse.Namespace, bug_id: str) -> BugRecord:
-    bugs = _bugs(args)
-    for bug in bugs:
-        if bug.id == bug_id:
-            return bug
-    known = ", ".join(b.id for b in bugs[:12]) + (", ..." if len(bugs) > 12 else "")
-    raise CliError(f"unknown bug {bug_id!r}; known: {known} (see `kernel-gym list`)")
+    return find_bug(_bugs(args), bug_id)
 
 
 def _scorer(args: argparse.Namespace) -> PatchScorer:

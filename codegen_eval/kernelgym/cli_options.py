@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from appl.cli_parser import deprecation_note
+from appl.cli_parser import deprecation_note, top_prog
 from codegen_eval.errors import CliError
 from codegen_eval.kernelgym.records import BugRecord, bundled_bugs, load_records
 
@@ -89,14 +89,24 @@ def selected_bugs(args: argparse.Namespace) -> list[BugRecord]:
     ids = args.bug_ids or []
     unknown = [i for i in ids if i not in {b.id for b in bugs}]
     if unknown:
-        known = ", ".join(b.id for b in bugs[:12]) + (", ..." if len(bugs) > 12 else "")
-        raise CliError(
-            f"unknown bug(s) {', '.join(unknown)}; known: {known} (see `kernel-gym list`)"
-        )
+        raise CliError(f"unknown bug(s) {', '.join(unknown)}; {_known(bugs)}")
     chosen = [b for b in bugs if (not ids or b.id in ids)]
     if ids:
         chosen.sort(key=lambda b: ids.index(b.id))
     return [b for b in chosen if args.tier is None or b.tier == args.tier]
+
+
+def find_bug(bugs: list[BugRecord], bug_id: str) -> BugRecord:
+    """The bug named `bug_id` (a subcommand's argument); an unknown one is a CliError."""
+    for bug in bugs:
+        if bug.id == bug_id:
+            return bug
+    raise CliError(f"unknown bug {bug_id!r}; {_known(bugs)}")
+
+
+def _known(bugs: list[BugRecord]) -> str:
+    ids = ", ".join(b.id for b in bugs[:12]) + (", ..." if len(bugs) > 12 else "")
+    return f"known: {ids} (see `kernel-gym list`)"
 
 
 def slurm_workdir(args: argparse.Namespace) -> Path | None:
@@ -144,8 +154,9 @@ class _JsonOption(argparse.Action):
         if values is None:
             namespace.json = True
             return
-        prog = parser.prog.split()[0]
-        deprecation_note(prog, f"--json {values} (a file)", "--json (stdout) or --log FILE")
+        deprecation_note(
+            top_prog(parser), f"--json {values} (a file)", "--json (stdout) or --log FILE"
+        )
         namespace.json_file = values
 
 
