@@ -115,21 +115,16 @@ def narrow_runs(runs: Sequence[Any], selection: Selection, ks: Sequence[int]) ->
 
     if not selection:
         return
+    # what the runs hold before the cut, for the message when nothing is left (from the
+    # records already read: an Inspect .eval run has no JSONL log to read again)
+    known = sorted({(str(r["suite"]), str(r["sample_id"])) for run in runs
+                    for r in [*run.records, *run.excluded]})  # fmt: skip
     for run in runs:
         run.records = [r for r in run.records if _picked(selection, r)]
         run.excluded = [r for r in run.excluded if _picked(selection, r)]
         run.groups = summarize(run.records, ks)
     if not any(run.records or run.excluded for run in runs):
-        known = sorted({(str(r["suite"]), str(r["sample_id"])) for run in runs
-                        for r in _all(run)})  # fmt: skip
         raise CliError(_nothing(selection, known))
-
-
-def _all(run: Any) -> list[dict[str, Any]]:
-    from codegen_eval.log import read_log
-
-    contents = read_log(run.path)
-    return [*contents.score_records, *contents.excluded]
 
 
 def _picked(selection: Selection, record: dict[str, Any]) -> bool:
