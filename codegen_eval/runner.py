@@ -5,6 +5,9 @@ Shape of a run (one asyncio TaskGroup, nothing outlives it):
     for each (task, sample, index) still missing from the log:
         generate  --(candidate logged)-->  score (bounded by max_sandboxes)  --> score logged
 
+A scorer that scores several candidates per sandbox (`batching.BatchScorer`, e.g. Verilog's)
+gets the candidates waiting together, each batch taking one of the max_sandboxes slots.
+
 Scoring of a candidate starts as soon as it exists, so generation and compilation overlap.
 Identical candidates (same suite, sample and code) are scored once (`cache.ScoreCache`). A
 scorer that raises is recorded as `infra_error` with the message; it never stops the run. A
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.batching import BatchScorer, ScoreBatcher, batch_size
 from codegen_eval.cache import ScoreCache, code_hash
 from codegen_eval.errors import CodegenEvalError
 from codegen_eval.log import (
@@ -154,6 +158,7 @@ class _Run:
         self.log = log
         self.cache = ScoreCache()
         self.score_sem = asyncio.Semaphore(max(1, config.max_sandboxes))
+        self.batchers: dict[str, ScoreBatcher | None] = {}  # task name -> its batcher
         self.gen_sem = asyncio.Semaphore(max(1, config.max_generations))
         self.records: list[ScoreRecord] = []
         self.scored_now = 0
@@ -161,6 +166,16 @@ class _Run:
         self.executor_info: dict[str, dict[str, Any]] = {}  # code hash -> where it was scored
 
     # ------------------------------------------------------------------ scoring
+    def _batcher(self, task: Task) -> ScoreBatcher | None:
+        """The task's batcher where its scorer takes several candidates per call."""
+        if task.name not in self.batchers:
+            scorer, batcher = task.scorer, None
+            if isinstance(scorer, BatchScorer) and batch_size(scorer) > 1:
+                c = self.config
+                batcher = ScoreBatcher(scorer, self.score_sem, c.max_sandboxes, c.score_timeout_s)
+            self.batchers[task.name] = batcher
+        return self.batchers[task.name]
+
     async def _guarded_score(self, task: Task, sample: Sample, cand: Candidate) -> Score:
         return await guarded_score(task.scorer, sample, cand, self.config.score_timeout_s)
 
@@ -169,7 +184,10 @@ class _Run:
         t0 = time.monotonic()
         executor = self.config.executor
         info: dict[str, Any] | None = None
-        if executor is None:
+        if executor is None and (batcher := self._batcher(task)) is not None:
+            # the batcher takes a sandbox slot per batch of candidates (batching.py)
+            score, cached = await self.cache.get_or_score(key, lambda: batcher.score(sample, cand))
+        elif executor is None:
             async with self.score_sem:
                 score, cached = await self.cache.get_or_score(
                     key, lambda: self._guarded_score(task, sample, cand)

@@ -22,10 +22,14 @@ Testbenches may carry ``__TAG__`` in names; each run substitutes a fresh random 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from codegen_eval.types import Candidate, FailureClass, Sample, Score
 from sandboxes import ExecStatus, Limits, Sandbox, open_sandbox, toolchains
 
+from . import batch
 from .calibrate import Calibration, calibrate
 from .harness import (
     HarnessSpec,
@@ -79,6 +83,16 @@ def complete_candidate(code: str, sample: Sample) -> str:
     return code
 
 
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    code: str  # as compiled
+    top: str
+    spec: HarnessSpec
+    cal: Calibration | None
+    expected: int | None  # the sample count the reference's run compares
+    note: str
+
+
 class VerilogScorer:
     """Scores samples whose metadata holds `top` (candidate module name, default TopModule),
     `tb_top` (testbench top, may hold ``__TAG__``), optional `interface` (a module header
@@ -86,6 +100,8 @@ class VerilogScorer:
     the sample has no reference to calibrate with), and whose files hold the testbench
     (`tb.sv`) and optionally the reference (`ref.sv`). `sample.target` is the reference as a
     candidate; it is what the calibration runs."""
+
+    batch_size = batch.BATCH_SIZE  # the runner hands score_batch up to this many at once
 
     def __init__(
         self,
@@ -103,6 +119,9 @@ class VerilogScorer:
         self.lint = lint or strict_lint
         self.strict_lint = strict_lint
         self.lint_wall_s = lint_wall_s
+        # candidates simulated in a batch / alone (no guard, lint, or the batch could not
+        # vouch for them): for the curious and for the tests that the batch really ran
+        self.runs: Counter[str] = Counter()
 
     async def calibration(self, sample: Sample) -> Calibration | None:
         """The reference's run for this sample (None when the sample has no reference)."""
@@ -124,7 +143,9 @@ class VerilogScorer:
         """A reader's last word on the judged run (RTLLM adds upstream's verdict beside it)."""
         return score
 
-    async def score(self, sample: Sample, candidate: Candidate) -> Score:
+    async def _prepared(self, sample: Sample, candidate: Candidate) -> Score | _Prepared:
+        """The candidate as it is compiled, with its harness and calibration, or the Score
+        of a candidate that fails before anything runs."""
         top = str(sample.metadata.get("top", "TopModule"))
         code = candidate.code or ""
         if not code.strip():
@@ -139,7 +160,6 @@ class VerilogScorer:
                 f"the candidate uses {', '.join(bad)}, which a design under test may not use "
                 "(it would read a file of the harness while compiling)",
             )
-        spec = harness_spec(sample)
         cal = await self.calibration(sample)
         expected = sample.metadata.get("expected_samples")
         note = ""
@@ -148,21 +168,63 @@ class VerilogScorer:
         elif cal is not None:
             expected = None
             note = f"note: the reference itself fails here ({cal.reason})"
+        return _Prepared(
+            code, top, harness_spec(sample), cal, int(expected) if expected is not None else None,
+            note,
+        )  # fmt: skip
+
+    def _judge(self, out: RunOutput, p: _Prepared) -> Score:
+        return judge(
+            out,
+            p.spec,
+            sim_wall_s=self.sim_wall_s,
+            model=p.cal.model if p.cal is not None else None,
+            expected_samples=p.expected,
+            note=p.note,
+        )
+
+    async def score(self, sample: Sample, candidate: Candidate) -> Score:
+        p = await self._prepared(sample, candidate)
+        if isinstance(p, Score):
+            return p
+        self.runs["alone"] += 1
         async with open_sandbox(self.backend) as sb:
             out = await compile_and_run(
-                sb, spec, code, compile_wall_s=self.compile_wall_s, sim_wall_s=self.sim_wall_s
+                sb, p.spec, p.code, compile_wall_s=self.compile_wall_s, sim_wall_s=self.sim_wall_s
             )
-            score = judge(
-                out,
-                spec,
-                sim_wall_s=self.sim_wall_s,
-                model=cal.model if cal is not None else None,
-                expected_samples=int(expected) if expected is not None else None,
-                note=note,
-            )
+            score = self._judge(out, p)
             if self.lint and out.compiled:
-                score = await self._lint(sb, score, code, top)
+                score = await self._lint(sb, score, p.code, p.top)
         return self.finish(score, out)
+
+    async def score_batch(self, items: Sequence[tuple[Sample, Candidate]]) -> list[Score]:
+        """The scores of several candidates, those that reach the simulator compiled and
+        simulated in one sandbox exec (`batch.py`): the same verdicts as `score` gives each
+        alone, for less CPU. Without a usable guard (another backend, no Landlock), with
+        lint on, or for a candidate the batch cannot vouch for, `score` runs alone."""
+        prepared = [await self._prepared(s, c) for s, c in items]
+        g = None if self.lint else await batch.usable(self.backend)
+        todo = [i for i, p in enumerate(prepared) if not isinstance(p, Score)]
+        outs: list[RunOutput | None] = [None] * len(items)
+        if g is not None and len(todo) > 1:
+            runs = [p for p in prepared if isinstance(p, _Prepared)]
+            async with open_sandbox(self.backend, extra_ro_binds=(str(g.root),)) as sb:
+                got = await batch.compile_and_run_batch(
+                    sb, [(p.spec, p.code) for p in runs], g,
+                    compile_wall_s=self.compile_wall_s, sim_wall_s=self.sim_wall_s,
+                )  # fmt: skip
+            for i, out in zip(todo, got, strict=True):
+                outs[i] = out
+            self.runs["batched"] += sum(out is not None for out in got)
+        scores: list[Score] = []
+        for (sample, cand), p, out in zip(items, prepared, outs, strict=True):
+            if isinstance(p, Score):
+                scores.append(p)
+            elif out is None:
+                scores.append(await self.score(sample, cand))
+            else:
+                scores.append(self.finish(self._judge(out, p), out))
+        return scores
 
     async def _lint(self, sb: Sandbox, score: Score, code: str, top: str) -> Score:
         vl = toolchains.get("verilog-verilator")

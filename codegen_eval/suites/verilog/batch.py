@@ -1,0 +1,273 @@
+"""Several candidates compiled and simulated in ONE sandbox exec, each step behind vguard.
+
+A sandbox per candidate costs more CPU than RTLLM's and VerilogEval's tiny designs cost to
+compile and simulate (bubblewrap's namespaces and mounts, our launcher, the run directory:
+~9 ms of ~28 ms per candidate). A batch pays that once for up to `BATCH_SIZE` candidates.
+The candidates of a batch share the sandbox's uid, so each step of each candidate starts
+through `vguard` (vguard.c): a Landlock domain that reads only the system and the candidate's
+own directory and writes only its own `w/` (the compile) or nothing at all (the simulation,
+which also gets the no-new-process, no-signal seccomp filter), with CPU and file-size
+rlimits. A candidate therefore cannot read another's reference or rewrite another's source,
+testbench or compiled design, before or after it runs, and its outputs are files the trusted
+shell opened where no candidate may write.
+
+Layout of the run directory (inside: /sandbox):
+
+    c<i>/            harness sources (random names), <Top>.sv, the testbench's data files;
+                     read-only to its steps
+    c<i>/w/          iverilog's output (sim.vvp) and temporary files; writable by its compile
+    o/<i>.cerr .sout .serr   the steps' outputs, opened by the trusted shell
+
+Per candidate the trusted shell (bash, for $EPOCHREALTIME: no process to read the clock)
+runs the compile, empties the harness sources, runs the simulation, and prints one status
+line with the batch's random marker on its own stdout, which no candidate can reach.
+
+Anything the batch cannot vouch for comes back as None and the scorer scores that candidate
+on its own, in a sandbox of its own (`harness.compile_and_run`): the batch's exec failed
+before the candidate's status line, vguard itself failed, a step died of a signal the batch
+cannot attribute (SIGKILL where the cgroup killed something for memory, a crash of iverilog).
+The screen of the compiled design and the verdict (`judge.py`) are the same for both paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import secrets
+import shlex
+import signal as _signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen_eval.trusted_cache import TrustedBuildError, cache_root, digest, entry, gcc_id
+from sandboxes import ExecResult, ExecStatus, Limits, Sandbox, open_sandbox
+
+from .harness import IVERILOG_FLAGS, HarnessSpec, RunOutput, spec_files
+from .tbgen import NONCE_PLUSARG, TAG
+from .vvp import parse
+
+BATCH_SIZE = 8  # candidates per sandbox exec: the fixed cost is ~1 ms each at 8
+VVP_MAX_BYTES = 256 << 20  # the largest compiled design read back (as harness.py)
+HERE = Path(__file__).parent
+SHARED_C_DIR = HERE.parents[1] / "harness_c"  # confine.h
+CACHE_ENV = "CODEGEN_VERILOG_GUARD_CACHE"
+GUARD_FAILED = 112  # vguard's exit code when a confinement step failed
+_STATUS = re.compile(
+    r"^(?P<marker>B[0-9a-f]{16}) (?P<i>\d+) (?P<c>\d+) (?P<s>\d+|-) (?P<t0>[\d.]+) "
+    r"(?P<t1>[\d.]+) (?P<t2>[\d.]+)$",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    root: Path  # bind this read-only into the sandbox
+    path: Path
+
+
+_guard: Guard | None = None
+_usable: dict[str, bool] = {}  # backend -> vguard's probe passed in its sandbox
+
+
+async def guard() -> Guard:
+    """vguard, built once per version of its source (static, so any sandbox can run it)."""
+    global _guard
+    if _guard is not None:
+        return _guard
+    src = HERE / "vguard.c"
+    key = digest(gcc_id().encode(), (SHARED_C_DIR / "confine.h").read_bytes(), src.read_bytes())
+    root = cache_root("codegen-lab-vguard", CACHE_ENV)
+
+    async def build(out: Path) -> dict[str, int]:
+        proc = await asyncio.create_subprocess_exec(
+            "gcc", "-O2", "-static", f"-I{SHARED_C_DIR}", str(src), "-o", str(out / "vguard"),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        log, _ = await proc.communicate()
+        if proc.returncode != 0:
+            raise TrustedBuildError(f"building vguard failed:\n{log.decode()[-2000:]}")
+        return {"vguard": 0o755}
+
+    d = await entry(root, f"vguard-{key}", build)
+    _guard = Guard(root=root, path=d / "vguard")
+    return _guard
+
+
+async def usable(backend: str | None) -> Guard | None:
+    """The guard where batches can run in this backend's sandboxes, else None: bubblewrap
+    only (the docker backend keeps a container per candidate), and vguard's probe must find
+    Landlock inside the sandbox (the kernel's, behind the sandbox's own seccomp filter)."""
+    from sandboxes import current_backend
+
+    name = backend or current_backend()
+    if name != "bwrap":
+        return None
+    try:
+        g = await guard()
+    except (TrustedBuildError, OSError):
+        _usable[name] = False
+        return None
+    if name not in _usable:
+        async with open_sandbox(name, extra_ro_binds=(str(g.root),)) as sb:
+            r = await sb.exec([str(g.path), "probe"], limits=Limits(wall_s=30))
+        _usable[name] = r.ok
+    return g if _usable[name] else None
+
+
+@dataclass(slots=True)
+class _Planned:
+    spec: HarnessSpec
+    tag: str
+    nonce: str
+    names: dict[str, str]
+    harness_sources: list[str]
+
+
+def _plan(
+    i: int, spec: HarnessSpec, code: str, files: dict[str, str], g: Guard, limits: tuple[int, int]
+) -> tuple[_Planned, str]:
+    """Candidate i's files (added to `files`) and its part of the script."""
+    tag = "t" + secrets.token_hex(6)
+    nonce = secrets.token_hex(16)
+    cand_name = f"{spec.top}.sv"
+    own, names = spec_files(spec, tag)
+    order = [*own, cand_name]
+    own[cand_name] = code
+    sources = [n for n in own if n != cand_name]
+    own.update(spec.data)
+    d = f"c{i}"
+    for name, text in own.items():
+        files[f"{d}/{name}"] = text
+    files[f"{d}/w/.keep"] = ""
+    q = shlex.quote
+    top = q(spec.tb_top.replace(TAG, tag))
+    here, w = f"/sandbox/{d}", f"/sandbox/{d}/w"
+    gd = q(str(g.path))
+    compile_cpu, sim_cpu = limits
+    part = (
+        f"cd {here} || exit 90\n"
+        "t0=$EPOCHREALTIME s=-\n"
+        f"TMPDIR={w} {gd} compile {here} {w} {compile_cpu} {VVP_MAX_BYTES} iverilog "
+        f"{' '.join(IVERILOG_FLAGS)} -s {top} -o w/sim.vvp {' '.join(q(n) for n in order)} "
+        f"</dev/null >/sandbox/o/{i}.cerr 2>&1\n"
+        "c=$? t1=$EPOCHREALTIME\n"
+        "if [ $c = 0 ]; then\n"
+        + "".join(f"  : > {q(n)}\n" for n in sources)
+        + f"  {gd} sim {here} {w} {sim_cpu} {Limits().output_bytes} vvp -n w/sim.vvp -none "
+        f"+{NONCE_PLUSARG}={nonce} </dev/null >/sandbox/o/{i}.sout 2>/sandbox/o/{i}.serr\n"
+        "  s=$?\nfi\n"
+    )
+    return _Planned(spec, tag, nonce, names, sources), part
+
+
+def _step_status(rc: int, oom: bool) -> tuple[ExecStatus, int | None, int | None] | None:
+    """(status, exit code, signal) of a step from the shell's $?, None when the batch cannot
+    vouch for it (the candidate is then scored alone)."""
+    if rc == GUARD_FAILED:
+        return None
+    if rc < 128:
+        return (ExecStatus.OK if rc == 0 else ExecStatus.NONZERO_EXIT), rc, None
+    sig = rc - 128
+    if sig == _signal.SIGXFSZ:
+        return ExecStatus.OUTPUT_LIMIT, None, sig
+    if sig == _signal.SIGKILL and oom:
+        return None  # the cgroup's OOM killer, or the CPU limit's hard kill: not ours to say
+    return ExecStatus.SIGNAL, None, sig
+
+
+async def compile_and_run_batch(
+    sb: Sandbox,
+    items: Sequence[tuple[HarnessSpec, str]],
+    g: Guard,
+    *,
+    compile_wall_s: float,
+    sim_wall_s: float,
+    memory_mb: int = 1024,
+) -> list[RunOutput | None]:
+    """A RunOutput per candidate, as `harness.compile_and_run` would give it, or None where
+    the candidate must be scored on its own. `sb` must bind `g.root` read-only."""
+    files: dict[str, str] = {"o/.keep": ""}
+    marker = "B" + secrets.token_hex(8)
+    cpu = (max(1, math.ceil(compile_wall_s)), max(1, math.ceil(sim_wall_s)))
+    plans: list[_Planned] = []
+    script = ["set +e\n"]
+    for i, (spec, code) in enumerate(items):
+        plan, part = _plan(i, spec, code, files, g, cpu)
+        plans.append(plan)
+        script.append(part + f'echo "{marker} {i} $c $s $t0 $t1 $EPOCHREALTIME"\n')
+    per = compile_wall_s + 2 * sim_wall_s
+    limits = Limits(wall_s=per * len(items), memory_mb=memory_mb, pids=64)
+    res = await sb.exec(["/bin/bash", "-c", "".join(script)], files=files, limits=limits)
+    done = {int(m["i"]): m for m in _STATUS.finditer(res.stdout) if m["marker"] == marker}
+    outs: list[RunOutput | None] = []
+    for i, plan in enumerate(plans):
+        m = done.get(i)
+        outs.append(None if m is None else await _read_back(sb, i, plan, m, res))
+    return outs
+
+
+async def _read_back(
+    sb: Sandbox, i: int, plan: _Planned, m: re.Match[str], batch: ExecResult
+) -> RunOutput | None:
+    cap = Limits().output_bytes
+    compiled = m["c"] == "0"
+    if compiled:
+        step = _step_status(int(m["s"]), batch.oom_killed) if m["s"] != "-" else None
+    else:
+        step = _step_status(int(m["c"]), batch.oom_killed)
+        if step is not None and step[0] is ExecStatus.SIGNAL:
+            # iverilog at its CPU limit is the compile's timeout; a crash of iverilog is
+            # left to the single path, which reports it as it always has
+            step = (ExecStatus.CPU_LIMIT, None, step[2]) if step[2] == _signal.SIGXCPU else None
+    if step is None:
+        return None
+    status, code, sig = step
+    cerr = await _text(sb, f"o/{i}.cerr", cap)
+    sout = await _text(sb, f"o/{i}.sout", cap) if compiled else ""
+    serr = await _text(sb, f"o/{i}.serr", cap) if compiled else ""
+    wall = float(m["t2"]) - float(m["t0"])
+    er = ExecResult(
+        status=status,
+        exit_code=code,
+        signal=sig,
+        stdout=sout,
+        stderr=cerr + serr,
+        truncated=max(len(sout), len(serr), len(cerr)) >= cap,
+        wall_s=wall,
+        cpu_s=None,
+        peak_memory_mb=None,
+        limits_enforced=batch.limits_enforced,
+        backend=batch.backend,
+        oom_killed=False,
+    )
+    out = RunOutput(er, plan.tag, plan.nonce, plan.names)
+    out.compile_log = cerr
+    if not compiled:
+        return out
+    out.compiled = True
+    out.sim_stdout, out.sim_stderr = sout, serr
+    try:
+        data = await sb.read_file(f"c{i}/w/sim.vvp", max_bytes=VVP_MAX_BYTES)
+    except (OSError, ValueError) as exc:
+        out.vvp_problem = f"sim.vvp could not be read back: {exc}"
+        return out
+    if not data.strip():
+        out.vvp_problem = "sim.vvp is empty"
+        return out
+    try:
+        out.design = parse(data.decode("utf-8", errors="replace"))
+    except ValueError as exc:  # VvpSyntaxError
+        out.vvp_problem = f"sim.vvp does not read as vvp assembly: {exc}"
+    return out
+
+
+async def _text(sb: Sandbox, path: str, cap: int) -> str:
+    try:
+        return (await sb.read_file(path, max_bytes=cap)).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return ""
+
+
+__all__ = ["BATCH_SIZE", "Guard", "compile_and_run_batch", "guard", "usable"]
