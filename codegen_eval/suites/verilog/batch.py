@@ -50,6 +50,11 @@ from .vvp import parse
 
 BATCH_SIZE = 8  # candidates per sandbox exec: the fixed cost is ~1 ms each at 8
 VVP_MAX_BYTES = 256 << 20  # the largest compiled design read back (as harness.py)
+# A compiled design larger than this is compiled again alone (with VVP_MAX_BYTES): the run
+# directory is a tmpfs whose pages count against the exec's memory, so without a cap one
+# candidate's huge design could starve the candidates after it of memory or space. The
+# batch's memory limit grows by what its files can hold.
+BATCH_VVP_MAX_BYTES = 32 << 20
 HERE = Path(__file__).parent
 SHARED_C_DIR = HERE.parents[1] / "harness_c"  # confine.h
 CACHE_ENV = "CODEGEN_VERILOG_GUARD_CACHE"
@@ -149,7 +154,7 @@ def _plan(
     part = (
         f"cd {here} || exit 90\n"
         "t0=$EPOCHREALTIME s=-\n"
-        f"TMPDIR={w} {gd} compile {here} {w} {compile_cpu} {VVP_MAX_BYTES} iverilog "
+        f"TMPDIR={w} {gd} compile {here} {w} {compile_cpu} {BATCH_VVP_MAX_BYTES} iverilog "
         f"{' '.join(IVERILOG_FLAGS)} -s {top} -o w/sim.vvp {' '.join(q(n) for n in order)} "
         f"</dev/null >/sandbox/o/{i}.cerr 2>&1\n"
         "c=$? t1=$EPOCHREALTIME\n"
@@ -198,7 +203,8 @@ async def compile_and_run_batch(
         plans.append(plan)
         script.append(part + f'echo "{marker} {i} $c $s $t0 $t1 $EPOCHREALTIME"\n')
     per = compile_wall_s + 2 * sim_wall_s
-    limits = Limits(wall_s=per * len(items), memory_mb=memory_mb, pids=64)
+    files_mb = len(items) * ((BATCH_VVP_MAX_BYTES + 3 * Limits().output_bytes) >> 20)
+    limits = Limits(wall_s=per * len(items), memory_mb=memory_mb + files_mb, pids=64)
     res = await sb.exec(["/bin/bash", "-c", "".join(script)], files=files, limits=limits)
     done = {int(m["i"]): m for m in _STATUS.finditer(res.stdout) if m["marker"] == marker}
     outs: list[RunOutput | None] = []
@@ -217,14 +223,17 @@ async def _read_back(
         step = _step_status(int(m["s"]), batch.oom_killed) if m["s"] != "-" else None
     else:
         step = _step_status(int(m["c"]), batch.oom_killed)
-        if step is not None and step[0] is ExecStatus.SIGNAL:
-            # iverilog at its CPU limit is the compile's timeout; a crash of iverilog is
-            # left to the single path, which reports it as it always has
+        if step is not None and step[2] is not None:
+            # iverilog at its CPU limit is the compile's timeout. A crash of iverilog, or a
+            # compiled design over the batch's cap, is left to the single path, which
+            # reports it as it always has.
             step = (ExecStatus.CPU_LIMIT, None, step[2]) if step[2] == _signal.SIGXCPU else None
     if step is None:
         return None
     status, code, sig = step
     cerr = await _text(sb, f"o/{i}.cerr", cap)
+    if not compiled and "No space left" in cerr:
+        return None  # the batch's run directory filled up: not this candidate's doing
     sout = await _text(sb, f"o/{i}.sout", cap) if compiled else ""
     serr = await _text(sb, f"o/{i}.serr", cap) if compiled else ""
     wall = float(m["t2"]) - float(m["t0"])

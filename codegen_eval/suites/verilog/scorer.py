@@ -101,8 +101,6 @@ class VerilogScorer:
     (`tb.sv`) and optionally the reference (`ref.sv`). `sample.target` is the reference as a
     candidate; it is what the calibration runs."""
 
-    batch_size = batch.BATCH_SIZE  # the runner hands score_batch up to this many at once
-
     def __init__(
         self,
         *,
@@ -122,6 +120,17 @@ class VerilogScorer:
         # candidates simulated in a batch / alone (no guard, lint, or the batch could not
         # vouch for them): for the curious and for the tests that the batch really ran
         self.runs: Counter[str] = Counter()
+
+    @property
+    def batch_size(self) -> int:
+        """How many candidates the runner hands `score_batch` at once: one where batches
+        cannot run (another backend than bubblewrap, lint on), so that every candidate
+        keeps a sandbox slot of its own there."""
+        from sandboxes import current_backend
+
+        if self.lint or (self.backend or current_backend()) != "bwrap":
+            return 1
+        return batch.BATCH_SIZE
 
     async def calibration(self, sample: Sample) -> Calibration | None:
         """The reference's run for this sample (None when the sample has no reference)."""
