@@ -103,6 +103,11 @@ def _run_status(contents: LogContents) -> tuple[str, list[str]]:
         notes.append("the last line is cut off (a run killed mid-write); it is ignored")
     if contents.duplicates:
         notes.append(f"{contents.duplicates} candidates were scored twice; the first is used")
+    if contents.skipped_newer:
+        notes.append(
+            f"{contents.skipped_newer} records of types this version does not know were "
+            "skipped (a newer codegen-lab wrote the log; upgrade to read them)"
+        )
     if not contents.ends:
         status = "unfinished"
         notes.append("no end record: the run is still going or was killed; resume it with --resume")

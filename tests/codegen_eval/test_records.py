@@ -46,6 +46,11 @@ def test_a_newer_writers_record_types_are_skipped_and_counted(tmp_path: Path) ->
     log = _log(tmp_path, newer, {"type": "checkpoint", "at": 3}, SCORE, {"type": "end"})
     contents = read_log(log)
     assert contents.skipped_newer == 1 and len(contents.scores) == 1
+    # and `report` says so instead of dropping them in silence
+    from codegen_eval.compare import load_runs
+
+    (run,), _ = load_runs([str(log)], (1,))
+    assert any("1 records of types this version does not know" in n for n in run.notes)
     # a known type is still checked in a newer log: damage is not skipped
     bad = _log(tmp_path, newer, {**SCORE, "index": "0"})
     with pytest.raises(LogFormatError, match=r"run\.jsonl:2: a score record"):
