@@ -265,6 +265,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
+    if args.rounds < 1 or args.jobs < 1:
+        ap.error("--rounds and --jobs must be at least 1")
     print(f"RTLLM at {args.checkout}; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     t0, c0 = time.monotonic(), cpu_split()
     task = rtllm(args.checkout)

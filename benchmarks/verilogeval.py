@@ -115,7 +115,8 @@ def upstream_v1(jsonl: Path) -> tuple[dict[str, tuple[bool, str]], float, float]
             (work / "test.vvp").unlink(missing_ok=True)
             p = subprocess.run(
                 f"iverilog {' '.join(FLAGS[:-2])} -s tb -o test.vvp {tid}.sv; vvp -n test.vvp",
-                shell=True, cwd=work, capture_output=True, text=True, errors="replace", timeout=60,
+                shell=True, cwd=work, capture_output=True, text=True, errors="replace",
+                timeout=V1_TIMEOUT_S,
             )  # fmt: skip
             result = v1_outcome(p.stdout, p.stderr)
             verdicts[tid] = (result == "passed", result)
