@@ -52,8 +52,7 @@ BATCH_SIZE = 8  # candidates per sandbox exec: the fixed cost is ~1 ms each at 8
 VVP_MAX_BYTES = 256 << 20  # the largest compiled design read back (as harness.py)
 # A compiled design larger than this is compiled again alone (with VVP_MAX_BYTES): the run
 # directory is a tmpfs whose pages count against the exec's memory, so without a cap one
-# candidate's huge design could starve the candidates after it of memory or space. The
-# batch's memory limit grows by what its files can hold.
+# candidate's huge design could starve the candidates after it of memory or space.
 BATCH_VVP_MAX_BYTES = 32 << 20
 HERE = Path(__file__).parent
 SHARED_C_DIR = HERE.parents[1] / "harness_c"  # confine.h
@@ -203,8 +202,10 @@ async def compile_and_run_batch(
         plans.append(plan)
         script.append(part + f'echo "{marker} {i} $c $s $t0 $t1 $EPOCHREALTIME"\n')
     per = compile_wall_s + 2 * sim_wall_s
-    files_mb = len(items) * ((BATCH_VVP_MAX_BYTES + 3 * Limits().output_bytes) >> 20)
-    limits = Limits(wall_s=per * len(items), memory_mb=memory_mb + files_mb, pids=64)
+    # The batch gets one candidate's memory, not more: no candidate may get further in a
+    # batch than alone. Earlier candidates' files (tmpfs pages) can only leave less, and a
+    # step the OOM killer ends is scored again alone.
+    limits = Limits(wall_s=per * len(items), memory_mb=memory_mb, pids=64)
     res = await sb.exec(["/bin/bash", "-c", "".join(script)], files=files, limits=limits)
     done = {int(m["i"]): m for m in _STATUS.finditer(res.stdout) if m["marker"] == marker}
     outs: list[RunOutput | None] = []
