@@ -32,6 +32,7 @@ The screen of the compiled design and the verdict (`judge.py`) are the same for 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import re
 import secrets
@@ -71,6 +72,7 @@ class Guard:
     path: Path
 
 
+log = logging.getLogger(__name__)
 _guard: Guard | None = None
 _usable: dict[str, bool] = {}  # backend -> vguard's probe passed in its sandbox
 
@@ -110,13 +112,20 @@ async def usable(backend: str | None) -> Guard | None:
         return None
     try:
         g = await guard()
-    except (TrustedBuildError, OSError):
+    except (TrustedBuildError, OSError) as exc:
+        if name not in _usable:
+            log.warning("Verilog batches are off (one sandbox per candidate): %s", exc)
         _usable[name] = False
         return None
     if name not in _usable:
         async with open_sandbox(name, extra_ro_binds=(str(g.root),)) as sb:
             r = await sb.exec([str(g.path), "probe"], limits=Limits(wall_s=30))
         _usable[name] = r.ok
+        if not r.ok:
+            log.warning(
+                "Verilog batches are off (one sandbox per candidate): vguard's probe says %s",
+                (r.stdout + r.stderr).strip()[:200] or r.status,
+            )
     return g if _usable[name] else None
 
 
