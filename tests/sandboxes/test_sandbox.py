@@ -75,6 +75,19 @@ async def test_payload_symlinks_are_not_followed_when_reading_or_writing() -> No
                 await sb.write_file(bad, "x")
 
 
+async def test_read_files_reads_many_with_read_files_rules() -> None:
+    """read_files gives, per path, the bytes or the error read_file would raise: the same
+    refusal of symlinks and escapes, the same cap."""
+    async with open_sandbox() as sb:
+        r = await sb.exec(["sh", "-c", "printf abcdef > a; mkdir d; echo x > d/b; ln -s a link"])
+        assert r.ok
+        got = await sb.read_files(["a", "d/b", "link", "missing", "../x"], max_bytes=3)
+        assert got[0] == b"abc" and got[1] == b"x\n"
+        assert isinstance(got[2], PermissionError) and isinstance(got[3], FileNotFoundError)
+        assert isinstance(got[4], ValueError)
+        assert await sb.read_files([]) == []
+
+
 async def test_exec_reports_failures_as_results() -> None:
     async with open_sandbox() as sb:
         r = await sb.exec(["sh", "-c", "exit 7"])

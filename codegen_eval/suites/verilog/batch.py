@@ -217,17 +217,40 @@ async def compile_and_run_batch(
     limits = Limits(wall_s=per * len(items), memory_mb=memory_mb, pids=64)
     res = await sb.exec(["/bin/bash", "-c", "".join(script)], files=files, limits=limits)
     done = {int(m["i"]): m for m in _STATUS.finditer(res.stdout) if m["marker"] == marker}
+    ran = sorted(done)
+    cap = Limits().output_bytes
+    # Everything read back in two calls (a thread hop each), not four per candidate.
+    logs = await sb.read_files([f"o/{i}.{x}" for i in ran for x in _LOGS], max_bytes=cap)
+    compiled = [i for i in ran if done[i]["c"] == "0"]
+    vvps = await sb.read_files([f"c{i}/w/sim.vvp" for i in compiled], max_bytes=VVP_MAX_BYTES)
+    texts = {
+        (i, x): _text(logs[k * len(_LOGS) + j])
+        for k, i in enumerate(ran)
+        for j, x in enumerate(_LOGS)
+    }
+    vvp = dict(zip(compiled, vvps, strict=True))
     outs: list[RunOutput | None] = []
     for i, plan in enumerate(plans):
         m = done.get(i)
-        outs.append(None if m is None else await _read_back(sb, i, plan, m, res))
+        outs.append(
+            None
+            if m is None
+            else _read_back(plan, m, res, [texts[i, x] for x in _LOGS], vvp.get(i), cap)
+        )
     return outs
 
 
-async def _read_back(
-    sb: Sandbox, i: int, plan: _Planned, m: re.Match[str], batch: ExecResult
+_LOGS = ("cerr", "sout", "serr")
+
+
+def _read_back(
+    plan: _Planned,
+    m: re.Match[str],
+    batch: ExecResult,
+    logs: list[str],
+    vvp: bytes | OSError | ValueError | None,
+    cap: int,
 ) -> RunOutput | None:
-    cap = Limits().output_bytes
     compiled = m["c"] == "0"
     if compiled:
         step = _step_status(int(m["s"]), batch.oom_killed) if m["s"] != "-" else None
@@ -241,12 +264,9 @@ async def _read_back(
     if step is None:
         return None
     status, code, sig = step
-    cerr = await _text(sb, f"o/{i}.cerr", cap)
+    cerr, sout, serr = logs if compiled else (logs[0], "", "")
     if not compiled and "No space left" in cerr:
         return None  # the batch's run directory filled up: not this candidate's doing
-    sout = await _text(sb, f"o/{i}.sout", cap) if compiled else ""
-    serr = await _text(sb, f"o/{i}.serr", cap) if compiled else ""
-    wall = float(m["t2"]) - float(m["t0"])
     er = ExecResult(
         status=status,
         exit_code=code,
@@ -254,7 +274,7 @@ async def _read_back(
         stdout=sout,
         stderr=cerr + serr,
         truncated=max(len(sout), len(serr), len(cerr)) >= cap,
-        wall_s=wall,
+        wall_s=float(m["t2"]) - float(m["t0"]),
         cpu_s=None,
         peak_memory_mb=None,
         limits_enforced=batch.limits_enforced,
@@ -267,26 +287,21 @@ async def _read_back(
         return out
     out.compiled = True
     out.sim_stdout, out.sim_stderr = sout, serr
-    try:
-        data = await sb.read_file(f"c{i}/w/sim.vvp", max_bytes=VVP_MAX_BYTES)
-    except (OSError, ValueError) as exc:
-        out.vvp_problem = f"sim.vvp could not be read back: {exc}"
+    if not isinstance(vvp, bytes):
+        out.vvp_problem = f"sim.vvp could not be read back: {vvp}"
         return out
-    if not data.strip():
+    if not vvp.strip():
         out.vvp_problem = "sim.vvp is empty"
         return out
     try:
-        out.design = parse(data.decode("utf-8", errors="replace"))
+        out.design = parse(vvp.decode("utf-8", errors="replace"))
     except ValueError as exc:  # VvpSyntaxError
         out.vvp_problem = f"sim.vvp does not read as vvp assembly: {exc}"
     return out
 
 
-async def _text(sb: Sandbox, path: str, cap: int) -> str:
-    try:
-        return (await sb.read_file(path, max_bytes=cap)).decode("utf-8", errors="replace")
-    except (OSError, ValueError):
-        return ""
+def _text(got: bytes | OSError | ValueError) -> str:
+    return got.decode("utf-8", errors="replace") if isinstance(got, bytes) else ""
 
 
 __all__ = ["BATCH_SIZE", "Guard", "compile_and_run_batch", "guard", "usable"]
