@@ -1,13 +1,15 @@
 """Judge a Verilog candidate by simulating it against a reference with Icarus Verilog.
 
-Pipeline (one sandbox per score, so the run directory is private to the candidate):
+Pipeline (candidates compiled and simulated up to eight to a sandbox exec, each step behind
+vguard so that a candidate sees only its own directory: `batch.py`; one sandbox per
+candidate where batches cannot run, with docker, or with lint on):
 
 1. text checks: no `module <top>` -> compile_error:missing_top; an `` `include `` anywhere
    -> forbidden_construct:`include (it would read a harness file while compiling);
 2. the reference's calibration for this problem (`calibrate.py`: measured once per toolchain
    and cached): the sample count its run compares and the model of the harness;
-3. one exec compiles harness + candidate with iverilog (VerilogEval's flags) and runs vvp
-   (`harness.py`); the compiled design that ran is read back (its hash checked) and screened
+3. iverilog compiles harness + candidate (VerilogEval's flags), then vvp runs it
+   (`batch.py`, `harness.py`); the compiled design that ran is read back and screened
    (`screen.py`): no system task or function in the candidate's scopes except pure ones, no
    reference to the harness, no force, no driven inputs, the harness unchanged;
 4. the verdict is the testbench's `CGE-VERDICT <nonce> errors=N samples=M timeout=T` line
@@ -193,29 +195,20 @@ class VerilogScorer:
         )
 
     async def score(self, sample: Sample, candidate: Candidate) -> Score:
-        p = await self._prepared(sample, candidate)
-        if isinstance(p, Score):
-            return p
-        self.runs["alone"] += 1
-        async with open_sandbox(self.backend) as sb:
-            out = await compile_and_run(
-                sb, p.spec, p.code, compile_wall_s=self.compile_wall_s, sim_wall_s=self.sim_wall_s
-            )
-            score = self._judge(out, p)
-            if self.lint and out.compiled:
-                score = await self._lint(sb, score, p.code, p.top)
-        return self.finish(score, out)
+        """One candidate: a batch of one where batches run (so that a candidate gets the
+        same verdict however the run hands it over: the runner, Inspect, the repair loop)."""
+        return (await self.score_batch([(sample, candidate)]))[0]
 
     async def score_batch(self, items: Sequence[tuple[Sample, Candidate]]) -> list[Score]:
         """The scores of several candidates, those that reach the simulator compiled and
-        simulated in one sandbox exec (`batch.py`): the same verdicts as `score` gives each
-        alone, for less CPU. Without a usable guard (another backend, no Landlock), with
-        lint on, or for a candidate the batch cannot vouch for, `score` runs alone."""
+        simulated in one sandbox exec, each step behind vguard (`batch.py`). Without a
+        usable guard (another backend, no Landlock), with lint on, or for a candidate the
+        batch cannot vouch for, a candidate runs alone in a sandbox of its own."""
         prepared = [await self._prepared(s, c) for s, c in items]
         g = None if self.lint else await batch.usable(self.backend)
         todo = [i for i, p in enumerate(prepared) if not isinstance(p, Score)]
         outs: list[RunOutput | None] = [None] * len(items)
-        if g is not None and len(todo) > 1:
+        if g is not None and todo:
             runs = [p for p in prepared if isinstance(p, _Prepared)]
             async with open_sandbox(self.backend, extra_ro_binds=(str(g.root),)) as sb:
                 got = await batch.compile_and_run_batch(
@@ -226,14 +219,27 @@ class VerilogScorer:
                 outs[i] = out
             self.runs["batched"] += sum(out is not None for out in got)
         scores: list[Score] = []
-        for (sample, cand), p, out in zip(items, prepared, outs, strict=True):
+        for p, out in zip(prepared, outs, strict=True):
             if isinstance(p, Score):
                 scores.append(p)
             elif out is None:
-                scores.append(await self.score(sample, cand))
+                scores.append(await self._score_alone(p))
             else:
                 scores.append(self.finish(self._judge(out, p), out))
         return scores
+
+    async def _score_alone(self, p: _Prepared) -> Score:
+        """A sandbox of its own: one exec compiles and simulates (`harness.compile_and_run`:
+        the simulation may write no byte, under `ulimit -f 0`)."""
+        self.runs["alone"] += 1
+        async with open_sandbox(self.backend) as sb:
+            out = await compile_and_run(
+                sb, p.spec, p.code, compile_wall_s=self.compile_wall_s, sim_wall_s=self.sim_wall_s
+            )
+            score = self._judge(out, p)
+            if self.lint and out.compiled:
+                score = await self._lint(sb, score, p.code, p.top)
+        return self.finish(score, out)
 
     async def _lint(self, sb: Sandbox, score: Score, code: str, top: str) -> Score:
         vl = toolchains.get("verilog-verilator")

@@ -41,6 +41,9 @@ def _pinned(sample: Sample) -> Sample:
 
 
 BUILTIN = _pinned(problem_sample(GATES))
+EMPTIES_VVP = (
+    HEAD + RIGHT + '  integer f;\n  initial begin f = $fopen("sim.vvp", "w"); $fclose(f); end\n' + E
+)
 
 # (name, candidate, expected failure class or its prefix before ":")
 BUILTIN_CHEATS = [
@@ -99,9 +102,12 @@ BUILTIN_CHEATS = [
     ("appends to the compiled design while it runs", HEAD + RIGHT + "  integer f;\n"
      "  initial begin f = $fopen(\"sim.vvp\", \"a\"); $fdisplay(f, \"# clean\"); $fclose(f); end\n"
      + E, "forbidden_construct:$fopen"),
-    ("empties the compiled design while it runs", HEAD + RIGHT + "  integer f;\n"
-     "  initial begin f = $fopen(\"sim.vvp\", \"w\"); $fclose(f); end\n"
-     + E, "tamper:compiled_design"),
+    # Refused the open where candidates run behind vguard (the screen then names the
+    # $fopen); alone, under `ulimit -f 0` only, it empties sim.vvp (test_verilog_batch.py)
+    ("empties the compiled design while it runs", EMPTIES_VVP, "forbidden_construct:$fopen"),
+    ("empties the compiled design at its path in a batch", HEAD + RIGHT + "  integer f;\n"
+     "  initial begin f = $fopen(\"w/sim.vvp\", \"w\"); $fclose(f); end\n"
+     + E, "forbidden_construct:$fopen"),
     ("a memory hog kills the simulator before the summary", HEAD + RIGHT
      + "  reg [63:0] m [0:(1<<26)-1];\n  integer i;\n"
      "  initial for (i = 0; i < (1<<26); i = i + 1) m[i] = i;\n" + E, "resource_limit:memory"),

@@ -19,14 +19,19 @@ import pytest
 
 from codegen_eval.suites.verilog import VerilogScorer, batch
 from codegen_eval.suites.verilog.scorer import harness_spec
-from codegen_eval.types import Candidate, Sample
+from codegen_eval.types import Candidate, Sample, Score
 from sandboxes import open_sandbox
 
-from .test_verilog_adversarial import BUILTIN, BUILTIN_CHEATS, HEAD, HONEST, RIGHT, WRONG, E
-
-# In a batch the simulation may not open any file for writing, so a design that truncates
-# its own compiled design on open is refused the open: the screen then names the $fopen.
-BATCH_CLASS = {"empties the compiled design while it runs": "forbidden_construct:$fopen"}
+from .test_verilog_adversarial import (
+    BUILTIN,
+    BUILTIN_CHEATS,
+    EMPTIES_VVP,
+    HEAD,
+    HONEST,
+    RIGHT,
+    WRONG,
+    E,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -53,12 +58,23 @@ async def test_a_batch_gives_every_cheat_and_honest_design_its_single_verdict() 
     assert len(scores) == len(items)
     for (name, _, want), score in zip(BUILTIN_CHEATS, scores, strict=False):
         assert score.status == "fail", (name, score.explanation)
-        assert score.failure_class == BATCH_CLASS.get(name, want), (name, score.explanation)
+        assert score.failure_class == want, (name, score.explanation)
     for (name, _), score in zip(HONEST, scores[len(BUILTIN_CHEATS) :], strict=True):
         assert score.status == "pass", (name, score.failure_class, score.explanation)
     # the memory hog is the one the batch cannot vouch for (the cgroup's OOM kill): alone;
     # the `include cheat is refused before anything runs
     assert scorer.runs["alone"] <= 1 and scorer.runs["batched"] >= len(items) - 2, scorer.runs
+
+
+async def test_alone_the_simulation_can_only_empty_its_design_which_is_tamper() -> None:
+    """Where a candidate runs alone (docker, lint, a batch's fallback) the simulation runs
+    under `ulimit -f 0`: it can write no byte, but opening sim.vvp for writing still empties
+    it, and an empty compiled design is tamper."""
+    scorer = VerilogScorer(sim_wall_s=3)
+    p = await scorer._prepared(*_c(EMPTIES_VVP))
+    assert not isinstance(p, Score)
+    score = await scorer._score_alone(p)
+    assert score.failure_class == "tamper:compiled_design", score.explanation
 
 
 async def test_verdicts_match_one_sandbox_each_for_ordinary_outcomes() -> None:
@@ -74,7 +90,11 @@ async def test_verdicts_match_one_sandbox_each_for_ordinary_outcomes() -> None:
     items = [_c(code, i) for i, code in enumerate(codes)]
     together = await scorer.score_batch(items)
     assert scorer.runs == {"batched": 4}, scorer.runs
-    alone = [await VerilogScorer().score(s, c) for s, c in items]
+    one = VerilogScorer()
+    alone = [
+        p if isinstance(p, Score) else await one._score_alone(p)
+        for p in [await one._prepared(s, c) for s, c in items]
+    ]
     got = [(s.status, s.failure_class, s.metrics.get("mismatches")) for s in together]
     assert got == [(s.status, s.failure_class, s.metrics.get("mismatches")) for s in alone]
     assert got[0][0] == "pass" and got[1][1] == "sim_mismatch" and got[2][1].endswith("syntax")
