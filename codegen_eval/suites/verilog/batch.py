@@ -45,9 +45,8 @@ from pathlib import Path
 from codegen_eval.trusted_cache import TrustedBuildError, cache_root, digest, entry, gcc_id
 from sandboxes import ExecResult, ExecStatus, Limits, Sandbox, open_sandbox
 
-from .harness import IVERILOG_FLAGS, HarnessSpec, RunOutput, spec_files
+from .harness import IVERILOG_FLAGS, HarnessSpec, RunOutput, spec_files, take_design
 from .tbgen import NONCE_PLUSARG, TAG
-from .vvp import parse
 
 BATCH_SIZE = 8  # candidates per sandbox exec: the fixed cost is ~1 ms each at 8
 VVP_MAX_BYTES = 256 << 20  # the largest compiled design read back (as harness.py)
@@ -287,16 +286,9 @@ def _read_back(
         return out
     out.compiled = True
     out.sim_stdout, out.sim_stderr = sout, serr
-    if not isinstance(vvp, bytes):
-        out.vvp_problem = f"sim.vvp could not be read back: {vvp}"
-        return out
-    if not vvp.strip():
-        out.vvp_problem = "sim.vvp is empty"
-        return out
-    try:
-        out.design = parse(vvp.decode("utf-8", errors="replace"))
-    except ValueError as exc:  # VvpSyntaxError
-        out.vvp_problem = f"sim.vvp does not read as vvp assembly: {exc}"
+    take_design(
+        out, vvp if vvp is not None else FileNotFoundError("sim.vvp"), empty="sim.vvp is empty"
+    )
     return out
 
 

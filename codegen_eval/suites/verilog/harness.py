@@ -189,19 +189,27 @@ async def compile_and_run(
     out.compile_log = res.stderr[:at]
     out.sim_stderr = res.stderr[at + len(marker) + 1 :]
     out.sim_stdout = res.stdout
+    data: bytes | OSError | ValueError
     try:
         data = await sb.read_file("sim.vvp", max_bytes=256 << 20)
     except (OSError, ValueError) as exc:
-        out.vvp_problem = f"sim.vvp could not be read back: {exc}"
-        return out
-    if not data.strip():
-        out.vvp_problem = "sim.vvp was emptied while the simulation ran"
-        return out
-    try:
-        out.design = parse(data.decode("utf-8", errors="replace"))
-    except ValueError as exc:  # VvpSyntaxError
-        out.vvp_problem = f"sim.vvp does not read as vvp assembly: {exc}"
+        data = exc
+    take_design(out, data, empty="sim.vvp was emptied while the simulation ran")
     return out
+
+
+def take_design(out: RunOutput, data: bytes | OSError | ValueError, *, empty: str) -> None:
+    """The compiled design read back into `out.design`, or in `out.vvp_problem` why it
+    cannot be trusted (unreadable, empty, not vvp assembly): `tamper:compiled_design`."""
+    if not isinstance(data, bytes):
+        out.vvp_problem = f"sim.vvp could not be read back: {data}"
+    elif not data.strip():
+        out.vvp_problem = empty
+    else:
+        try:
+            out.design = parse(data.decode("utf-8", errors="replace"))
+        except ValueError as exc:  # VvpSyntaxError
+            out.vvp_problem = f"sim.vvp does not read as vvp assembly: {exc}"
 
 
 def compile_errors(out: RunOutput) -> list[str]:
@@ -264,4 +272,5 @@ __all__ = [
     "parse_verdict",
     "parse_verdicts",
     "status_is_limit",
+    "take_design",
 ]

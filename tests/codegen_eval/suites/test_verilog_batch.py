@@ -31,12 +31,8 @@ from .test_verilog_adversarial import (
     RIGHT,
     WRONG,
     E,
+    _calibration_cache,  # noqa: F401  (autouse: one calibration cache for these tests)
 )
-
-
-@pytest.fixture(autouse=True)
-def _calibration_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
-    monkeypatch.setenv("CODEGEN_VERILOG_CALIBRATION", str(tmp_path_factory.getbasetemp() / "cal"))
 
 
 def _c(code: str, index: int = 0, sample: Sample = BUILTIN) -> tuple[Sample, Candidate]:
