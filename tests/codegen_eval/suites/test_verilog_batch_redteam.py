@@ -1,0 +1,152 @@
+"""Red-team attempts on Verilog batches (suites/verilog/batch.py, vguard.c): a candidate that
+tries to reach its neighbours through the shared sandbox, or to bend its own verdict through
+what the batch's trusted shell reads back.
+
+The attempts that fail are ordinary tests that assert they fail. The ones that work are
+`xfail(strict=True)`: they document a hole until batch.py (or harness.py) closes it, and turn
+into an XPASS failure the day it is closed, so that the marker is then removed.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from codegen_eval.suites.verilog import VerilogScorer, batch
+from codegen_eval.suites.verilog.judge import judge
+from codegen_eval.suites.verilog.scorer import harness_spec
+from codegen_eval.types import Candidate, Score
+from sandboxes import open_sandbox
+
+from .test_verilog_adversarial import BUILTIN, HEAD, RIGHT, WRONG, E
+from .test_verilog_batch import passthrough  # noqa: F401  (the fixture, used by name)
+
+
+@pytest.fixture(autouse=True)
+def _calibration_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    monkeypatch.setenv("CODEGEN_VERILOG_CALIBRATION", str(tmp_path_factory.getbasetemp() / "cal"))
+
+
+def _errors(n: int) -> str:
+    """A right design plus n undeclared names: iverilog reports two errors for each and
+    exits with its error count, which the shell sees modulo 256."""
+    body = "".join(f"  wire w{i} = undeclared_{i};\n" for i in range(n))
+    return HEAD + RIGHT + body + E
+
+
+async def _batch_score(code: str) -> tuple[Score, VerilogScorer]:
+    scorer = VerilogScorer(sim_wall_s=3)
+    [score] = await scorer.score_batch([(BUILTIN, Candidate(BUILTIN.id, 0, code))])
+    return score, scorer
+
+
+async def _alone_score(code: str) -> Score:
+    scorer = VerilogScorer(sim_wall_s=3)
+    p = await scorer._prepared(BUILTIN, Candidate(BUILTIN.id, 0, code))
+    assert not isinstance(p, Score)
+    return await scorer._score_alone(p)
+
+
+# -- the step's exit code is read as a signal or as vguard's own ----------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="batch.py reads a step's $? >= 128 as a signal: iverilog exits with its error "
+    "count, so 76 undeclared names (152 errors = 128 + SIGXCPU) read as a compile timeout",
+)
+async def test_152_compile_errors_are_a_compile_error_in_a_batch() -> None:
+    score, scorer = await _batch_score(_errors(76))
+    assert scorer.runs == {"batched": 1}, scorer.runs
+    assert score.failure_class == "compile_error:undeclared", score.explanation
+
+
+async def test_control_alone_152_compile_errors_are_a_compile_error() -> None:
+    """The single path's verdict for the same candidate: what the batch should say."""
+    score = await _alone_score(_errors(76))
+    assert score.failure_class == "compile_error:undeclared", score.explanation
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="256 errors make iverilog's exit status 0 (modulo 256): both paths take the "
+    "compile as done, find no sim.vvp and call an ordinary compile error tamper",
+)
+async def test_256_compile_errors_are_a_compile_error_not_tamper() -> None:
+    score, _ = await _batch_score(_errors(128))
+    assert score.failure_class == "compile_error:undeclared", score.explanation
+
+
+async def test_112_compile_errors_only_send_the_candidate_to_the_single_path() -> None:
+    """112 errors is vguard's own "confinement failed" code: the batch cannot tell them apart
+    and hands the candidate to the single path (a second sandbox, nothing more); the verdict
+    stays a compile error."""
+    score, scorer = await _batch_score(_errors(56))
+    assert (scorer.runs["alone"], scorer.runs["batched"]) == (1, 0), scorer.runs
+    assert score.failure_class == "compile_error:undeclared", score.explanation
+
+
+# -- a simulation reaching its neighbours' files, the shell's fds, /proc --------------------
+# (path, mode) pairs a simulation opens; none may open behind vguard. o/0.* are the earlier
+# candidate's outputs (a forged verdict appended there would be read back as its own),
+# c2/w/sim.vvp the next one's compiled design, /proc/1/cmdline the batch's script (every
+# candidate's nonce), /proc/self/fd/1 and /dev/stdout a way back to the trusted shell's files.
+_REACH = [
+    ("/sandbox/o/0.sout", "a"),
+    ("/sandbox/o/0.serr", "a"),
+    ("/sandbox/o/2.sout", "w"),
+    ("../../o/0.sout", "a"),
+    ("/sandbox/c0/w/sim.vvp", "a"),
+    ("/sandbox/c2/w/sim.vvp", "w"),
+    ("../c2/TopModule.sv", "r"),
+    ("/sandbox/c1/w/sim.vvp", "a"),
+    ("w/left-behind", "w"),
+    ("/proc/1/cmdline", "r"),
+    ("/proc/self/fd/1", "a"),
+    ("/dev/stdout", "a"),
+    ("/tmp/left-behind", "w"),
+    ("/dev/shm/left-behind", "w"),
+]
+# what a pass-through "guard" lets the same simulation open (the control)
+_OPEN_WITHOUT_GUARD = {"/sandbox/o/0.sout", "/sandbox/c2/w/sim.vvp", "/proc/1/cmdline"}
+
+
+def _reacher() -> str:
+    lines = "".join(
+        f'    f = $fopen("{p}", "{m}"); $display("OPEN {p} %0d", f);\n' for p, m in _REACH
+    )
+    # the dump would be one more file written; -none suppresses it
+    dump = '    $dumpfile("/sandbox/o/0.sout"); $dumpvars;\n'
+    return HEAD + RIGHT + "  integer f;\n  initial begin\n" + lines + dump + "  end\n" + E
+
+
+async def _reach(g: batch.Guard) -> tuple[dict[str, int], list[str]]:
+    """Candidate 1 reaches for candidates 0 and 2 (both wrong): what each open returned, and
+    the neighbours' judged verdicts."""
+    spec = harness_spec(BUILTIN)
+    items = [(spec, HEAD + WRONG + E), (spec, _reacher()), (spec, HEAD + WRONG + E)]
+    async with open_sandbox(None, extra_ro_binds=(str(g.root),)) as sb:
+        outs = await batch.compile_and_run_batch(sb, items, g, compile_wall_s=30, sim_wall_s=10)
+    assert outs[1] is not None
+    opened = {
+        m[1]: int(m[2]) for m in re.finditer(r"^OPEN (\S+) (-?\d+)$", outs[1].sim_stdout, re.M)
+    }
+    verdicts = []
+    for out in (outs[0], outs[2]):
+        assert out is not None
+        s = judge(out, spec, sim_wall_s=10, model=None, expected_samples=24)
+        verdicts.append(f"{s.status} {s.failure_class}")
+    return opened, verdicts
+
+
+async def test_a_simulation_opens_nothing_of_its_neighbours_or_the_shell() -> None:
+    g = await batch.usable(None)
+    assert g is not None
+    opened, verdicts = await _reach(g)
+    assert set(opened) == {p for p, _ in _REACH}, opened
+    assert {p: f for p, f in opened.items() if f != 0} == {}
+    assert verdicts == ["fail sim_mismatch", "fail sim_mismatch"]
+
+
+async def test_control_without_the_guard_the_same_opens_succeed(passthrough: batch.Guard) -> None:  # noqa: F811
+    opened, _ = await _reach(passthrough)
+    assert all(opened[p] != 0 for p in _OPEN_WITHOUT_GUARD), opened
