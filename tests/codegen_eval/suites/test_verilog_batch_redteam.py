@@ -24,7 +24,9 @@ from .test_verilog_batch import passthrough  # noqa: F401  (the fixture, used by
 
 
 @pytest.fixture(autouse=True)
-def _calibration_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+def _calibration_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CODEGEN_VERILOG_CALIBRATION", str(tmp_path_factory.getbasetemp() / "cal"))
 
 
@@ -150,3 +152,28 @@ async def test_a_simulation_opens_nothing_of_its_neighbours_or_the_shell() -> No
 async def test_control_without_the_guard_the_same_opens_succeed(passthrough: batch.Guard) -> None:  # noqa: F811
     opened, _ = await _reach(passthrough)
     assert all(opened[p] != 0 for p in _OPEN_WITHOUT_GUARD), opened
+
+
+# -- `line: the candidate names the file its errors are reported in -------------------------
+def _line(name: str) -> str:
+    return HEAD + RIGHT + f'`line 1 "{name}" 0\n  wire w = undeclared_q;\n' + E
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`line is not refused: a candidate's error reported in a file of its naming is "
+    "taken as the harness's (error_stage), so its own compile error reads as `interface`",
+)
+async def test_line_cannot_move_a_compile_error_onto_the_harness() -> None:
+    score, scorer = await _batch_score(_line("tb.sv"))
+    assert scorer.runs == {"batched": 1}, scorer.runs
+    assert score.failure_class == "compile_error:undeclared", score.explanation
+
+
+async def test_a_forged_no_space_left_only_sends_the_candidate_to_the_single_path() -> None:
+    """batch.py hands a failed compile whose log says "No space left" to the single path (a
+    full run directory is not the candidate's doing); `line puts those words in the log at
+    will. The cost is a second sandbox: the candidate still fails."""
+    score, scorer = await _batch_score(_line("No space left"))
+    assert (scorer.runs["alone"], scorer.runs["batched"]) == (1, 0), scorer.runs
+    assert score.status == "fail" and score.failure_class.startswith("compile_error")
