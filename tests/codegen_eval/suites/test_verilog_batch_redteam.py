@@ -201,3 +201,26 @@ async def test_compiler_warnings_get_the_same_verdict_batched_and_alone() -> Non
         batched.explanation[:200],
         alone.explanation[:200],
     )
+
+
+# -- leaving pages in the run directory (a tmpfs charged to the exec's memory) --------------
+async def test_a_design_over_the_batch_cap_leaves_its_neighbour_alone() -> None:
+    """80,000 generated registers compile to a sim.vvp over BATCH_VVP_MAX_BYTES: iverilog dies
+    of SIGXFSZ with 32 MiB written (those pages stay in the run directory), the batch hands
+    the design to the single path, and the right design after it still passes, batched."""
+    g = await batch.usable(None)
+    assert g is not None
+    hog = (
+        HEAD + RIGHT + "  genvar i;\n  generate for (i = 0; i < 80000; i = i + 1) begin : g\n"
+        "    reg [7:0] r;\n    wire [7:0] w = r + 8'd1;\n  end endgenerate\n" + E
+    )
+    spec = harness_spec(BUILTIN)
+    async with open_sandbox(None, extra_ro_binds=(str(g.root),)) as sb:
+        items = [(spec, hog), (spec, HEAD + RIGHT + E)]
+        outs = await batch.compile_and_run_batch(sb, items, g, compile_wall_s=30, sim_wall_s=10)
+        [left] = await sb.read_files(["c0/w/sim.vvp"], max_bytes=batch.VVP_MAX_BYTES)
+    assert isinstance(left, bytes) and len(left) == batch.BATCH_VVP_MAX_BYTES
+    assert outs[0] is None
+    assert outs[1] is not None
+    s = judge(outs[1], spec, sim_wall_s=10, model=None, expected_samples=24)
+    assert (s.status, s.failure_class) == ("pass", None), s.explanation
