@@ -7,7 +7,9 @@ run by the job script the executor submits (one job-array element per batch). It
 "module:function" returning the run's tasks, with JSON arguments: the same suites, options and
 sandbox backend as the submitting run; the spec's `backend` is also the backend of the
 `use_backend` block the worker scores in), scores each candidate with the suite's own scorer (so
-in the project's sandbox, with the suite's limits) and appends one JSON line per candidate to
+in the project's sandbox, with the suite's limits; a scorer that takes several candidates per
+sandbox, Verilog's, gets them as the local runner gives them: `codegen_eval/batching.py`)
+and appends one JSON line per candidate to
 `result-$SLURM_ARRAY_TASK_ID.jsonl` the moment it is scored. The submitter tails that file, so
 results stream back while the job runs; a job killed half-way leaves the finished half behind
 and only the rest is retried.
@@ -31,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from codegen_eval.batching import BatchScorer, ScoreBatcher, batch_size
 from codegen_eval.types import Candidate, Score, Task
 from sandboxes import use_backend
 
@@ -129,6 +132,11 @@ async def _score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> in
     per_candidate = max(1, int(batch.get("cpus_per_candidate", 1)))
     concurrency = max(1, (_cpus_granted() or per_candidate) // per_candidate)
     sem = asyncio.Semaphore(concurrency)
+    batchers = {
+        name: ScoreBatcher(t.scorer, sem, concurrency, timeout_s)
+        for name, t in tasks.items()
+        if isinstance(t.scorer, BatchScorer) and batch_size(t.scorer) > 1
+    }
     node = socket.gethostname()
     restarts = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
     done = done_keys(out_path) if restarts else set()
@@ -161,8 +169,12 @@ async def _score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> in
                     item.get("raw", ""),
                     dict(item.get("metadata") or {}),
                 )
-                async with sem:
-                    score = await guarded_score(task.scorer, sample, cand, timeout_s)
+                batcher = batchers.get(task.name)
+                if batcher is not None:  # several candidates per sandbox (batching.py)
+                    score = await batcher.score(sample, cand)
+                else:
+                    async with sem:
+                        score = await guarded_score(task.scorer, sample, cand, timeout_s)
             granted = _cpus_granted()
             if granted:
                 _add_granted_efficiency(score, granted)

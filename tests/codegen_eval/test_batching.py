@@ -5,6 +5,7 @@ the run's sandbox slots, and a failing batch is an infra_error for its items onl
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -92,3 +93,37 @@ async def test_batch_size_one_scores_one_at_a_time(tmp_path: Path) -> None:
     cfg = RunConfig(progress=False, max_sandboxes=2)
     await run_eval([_task(scorer, 5)], ReferenceSolver(), tmp_path / "r.jsonl", cfg)
     assert scorer.singles == 5 and all(len(b) == 1 for b in scorer.batches)
+
+
+# -- the Slurm worker batches the same way ----------------------------------------------------
+_WORKER_SCORERS: list[Counting] = []
+
+
+def counting_tasks(n: int) -> list[Task]:
+    """A worker's task factory ("module:function" in the batch's task spec)."""
+    scorer = Counting(size=4)
+    _WORKER_SCORERS.append(scorer)
+    return [_task(scorer, n)]
+
+
+async def test_the_slurm_worker_hands_a_batch_scorer_its_candidates_together(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from codegen_eval.executors import worker
+
+    monkeypatch.setenv("SLURM_CPUS_ON_NODE", "2")
+    items = [
+        {"key": f"k{i}", "suite": "batchy", "sample_id": f"s{i:02d}", "index": 0,
+         "code": f"answer s{i:02d}" if i != 3 else "wrong"}
+        for i in range(10)
+    ]  # fmt: skip
+    spec = {"factory": f"{__name__}:counting_tasks", "kwargs": {"n": 10}}
+    out = tmp_path / "result-0.jsonl"
+    written = await worker.score_batch({"task_spec": spec, "items": items}, out, "7_0")
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert written == 10 and sorted(x["key"] for x in lines) == [f"k{i}" for i in range(10)]
+    verdict = {x["key"]: x["score"]["status"] for x in lines}
+    assert verdict["k3"] == "fail" and sum(v == "pass" for v in verdict.values()) == 9
+    scorer = _WORKER_SCORERS[-1]
+    assert scorer.singles == 0 and max(len(b) for b in scorer.batches) == 4
+    assert len(scorer.batches) < 10 and scorer.most_running <= 2
