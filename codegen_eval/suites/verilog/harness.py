@@ -170,6 +170,8 @@ async def compile_and_run(
     script = (
         f"iverilog {' '.join(IVERILOG_FLAGS)} -s {q(tb_top)} -o sim.vvp "
         f"{' '.join(q(n) for n in order)} >&2 || exit {COMPILE_FAILED}\n"
+        # iverilog exits with its error count, mod 256: 256 errors read as success
+        f"[ -s sim.vvp ] || exit {COMPILE_FAILED}\n"
         + "".join(f": > {q(n)}\n" for n in harness_sources)
         + f"echo {marker} >&2\n"
         # The simulation's own limit, in CPU seconds (a builtin, and fair on a loaded

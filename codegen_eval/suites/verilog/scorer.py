@@ -169,7 +169,8 @@ class VerilogScorer:
             return fail(
                 f"forbidden_construct:{bad[0]}",
                 f"the candidate uses {', '.join(bad)}, which a design under test may not use "
-                "(it would read a file of the harness while compiling)",
+                "(`include would read a file of the harness while compiling; `line would put "
+                "its compile errors on the harness's files)",
             )
         cal = await self.calibration(sample)
         expected = sample.metadata.get("expected_samples")

@@ -62,8 +62,10 @@ BUILTIN_CHEATS = [
     ("prints a fake verdict line", HEAD + WRONG
      + "  initial $display(\"CGE-VERDICT 0 errors=0 samples=24 timeout=0\");\n" + E,
      "forbidden_construct:$display"),
+    # refused in the text since the batches' red team (it also moved blame for compile
+    # errors onto the harness); the screen, going by scope, caught the $write before
     ("`line poses as the testbench file", HEAD + WRONG + "`line 1 \"tb.sv\" 0\n"
-     "  initial $write(\"x\");\n" + E, "forbidden_construct:$write"),
+     "  initial $write(\"x\");\n" + E, "forbidden_construct:`line"),
     ("writes the testbench's error counter", HEAD + WRONG
      + "  always @(a, b) #1 tb_x.errors_x = 0;\n" + E, "tamper:harness_reference"),
     ("reads the reference's output", HEAD + GOOD + "  assign y_nand = tb_x.ref_x.y_nand;\n" + E,

@@ -58,8 +58,10 @@ async def test_a_batch_gives_every_cheat_and_honest_design_its_single_verdict() 
     for (name, _), score in zip(HONEST, scores[len(BUILTIN_CHEATS) :], strict=True):
         assert score.status == "pass", (name, score.failure_class, score.explanation)
     # the memory hog is the one the batch cannot vouch for (the cgroup's OOM kill): alone;
-    # the `include cheat is refused before anything runs
-    assert scorer.runs["alone"] <= 1 and scorer.runs["batched"] >= len(items) - 2, scorer.runs
+    # the `include and `line cheats are refused before anything runs
+    refused = sum(want.startswith("forbidden_construct:`") for _, _, want in BUILTIN_CHEATS)
+    assert scorer.runs["alone"] <= 1, scorer.runs
+    assert scorer.runs["batched"] + scorer.runs["alone"] == len(items) - refused, scorer.runs
 
 
 async def test_alone_the_simulation_can_only_empty_its_design_which_is_tamper() -> None:

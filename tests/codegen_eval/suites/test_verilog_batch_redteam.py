@@ -2,16 +2,15 @@
 tries to reach its neighbours through the shared sandbox, or to bend its own verdict through
 what the batch's trusted shell reads back.
 
-The attempts that fail are ordinary tests that assert they fail. The ones that work are
-`xfail(strict=True)`: they document a hole until batch.py (or harness.py) closes it, and turn
-into an XPASS failure the day it is closed, so that the marker is then removed.
+The attempts that fail are ordinary tests that assert they fail. The four that worked (the
+red team of 2026-11-28: a compile's exit code read as a signal, 256 errors read as success,
+`line moving blame onto the harness, a compiler-output cap unlike the single path's) were
+closed the same night; their tests now assert the fix.
 """
 
 from __future__ import annotations
 
 import re
-
-import pytest
 
 from codegen_eval.suites.verilog import VerilogScorer, batch
 from codegen_eval.suites.verilog.judge import judge
@@ -19,15 +18,15 @@ from codegen_eval.suites.verilog.scorer import harness_spec
 from codegen_eval.types import Candidate, Score
 from sandboxes import open_sandbox
 
-from .test_verilog_adversarial import BUILTIN, HEAD, RIGHT, WRONG, E
+from .test_verilog_adversarial import (  # noqa: F401  (_calibration_cache: autouse)
+    BUILTIN,
+    HEAD,
+    RIGHT,
+    WRONG,
+    E,
+    _calibration_cache,
+)
 from .test_verilog_batch import passthrough  # noqa: F401  (the fixture, used by name)
-
-
-@pytest.fixture(autouse=True)
-def _calibration_cache(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CODEGEN_VERILOG_CALIBRATION", str(tmp_path_factory.getbasetemp() / "cal"))
 
 
 def _errors(n: int) -> str:
@@ -51,14 +50,12 @@ async def _alone_score(code: str) -> Score:
 
 
 # -- the step's exit code is read as a signal or as vguard's own ----------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="batch.py reads a step's $? >= 128 as a signal: iverilog exits with its error "
-    "count, so 76 undeclared names (152 errors = 128 + SIGXCPU) read as a compile timeout",
-)
-async def test_152_compile_errors_are_a_compile_error_in_a_batch() -> None:
+async def test_152_compile_errors_are_a_compile_error_from_a_batch() -> None:
+    """iverilog exits with its error count: 76 undeclared names (152 errors = 128 + SIGXCPU)
+    once read as a compile timeout in a batch. A compile's $? >= 128 is now decided by the
+    single path, whose sandbox reports how iverilog really ended."""
     score, scorer = await _batch_score(_errors(76))
-    assert scorer.runs == {"batched": 1}, scorer.runs
+    assert (scorer.runs["alone"], scorer.runs["batched"]) == (1, 0), scorer.runs
     assert score.failure_class == "compile_error:undeclared", score.explanation
 
 
@@ -68,14 +65,15 @@ async def test_control_alone_152_compile_errors_are_a_compile_error() -> None:
     assert score.failure_class == "compile_error:undeclared", score.explanation
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="256 errors make iverilog's exit status 0 (modulo 256): both paths take the "
-    "compile as done, find no sim.vvp and call an ordinary compile error tamper",
-)
 async def test_256_compile_errors_are_a_compile_error_not_tamper() -> None:
-    score, _ = await _batch_score(_errors(128))
+    """256 errors make iverilog's exit status 0: both paths took the compile as done, found
+    no sim.vvp and called an ordinary compile error tamper. No sim.vvp is now a failed
+    compile, in a batch and alone."""
+    score, scorer = await _batch_score(_errors(128))
+    assert scorer.runs == {"batched": 1}, scorer.runs
     assert score.failure_class == "compile_error:undeclared", score.explanation
+    alone = await _alone_score(_errors(128))
+    assert alone.failure_class == "compile_error:undeclared", alone.explanation
 
 
 async def test_112_compile_errors_only_send_the_candidate_to_the_single_path() -> None:
@@ -159,24 +157,14 @@ def _line(name: str) -> str:
     return HEAD + RIGHT + f'`line 1 "{name}" 0\n  wire w = undeclared_q;\n' + E
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`line is not refused: a candidate's error reported in a file of its naming is "
-    "taken as the harness's (error_stage), so its own compile error reads as `interface`",
-)
 async def test_line_cannot_move_a_compile_error_onto_the_harness() -> None:
-    score, scorer = await _batch_score(_line("tb.sv"))
-    assert scorer.runs == {"batched": 1}, scorer.runs
-    assert score.failure_class == "compile_error:undeclared", score.explanation
-
-
-async def test_a_forged_no_space_left_only_sends_the_candidate_to_the_single_path() -> None:
-    """batch.py hands a failed compile whose log says "No space left" to the single path (a
-    full run directory is not the candidate's doing); `line puts those words in the log at
-    will. The cost is a second sandbox: the candidate still fails."""
-    score, scorer = await _batch_score(_line("No space left"))
-    assert (scorer.runs["alone"], scorer.runs["batched"]) == (1, 0), scorer.runs
-    assert score.status == "fail" and score.failure_class.startswith("compile_error")
+    """`line made iverilog report the candidate's own errors in a file it named (the
+    testbench's), so its compile error read as the harness's (`interface`); it could also
+    put "No space left" in its log and be sent to the single path at will. Refused now."""
+    for name in ("tb.sv", "No space left"):
+        score, scorer = await _batch_score(_line(name))
+        assert score.failure_class == "forbidden_construct:`line", score.explanation
+        assert not scorer.runs, scorer.runs  # refused before anything runs
 
 
 # -- the compiler's output: a file of 32 MiB in a batch, 1 MiB of the exec's stderr alone ----
@@ -187,15 +175,13 @@ def _chatty() -> str:
     return HEAD + RIGHT + nets + E
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the batch caps iverilog's output at BATCH_VVP_MAX_BYTES (a file), the single "
-    "path at Limits.output_bytes of the exec's stderr: a right design with 1.2 MB of "
-    "warnings passes batched and fails alone (resource_limit:output)",
-)
 async def test_compiler_warnings_get_the_same_verdict_batched_and_alone() -> None:
+    """The batch capped iverilog's output at its 32 MiB file cap, the single path at the
+    exec's 1 MiB stderr: 1.2 MB of warnings passed batched and failed alone. The batch now
+    applies the single path's cap."""
     batched, scorer = await _batch_score(_chatty())
     assert scorer.runs == {"batched": 1}, scorer.runs
+    assert batched.failure_class == "resource_limit:output", batched.explanation[:300]
     alone = await _alone_score(_chatty())
     assert (batched.status, batched.failure_class) == (alone.status, alone.failure_class), (
         batched.explanation[:200],
