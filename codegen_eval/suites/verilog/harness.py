@@ -1,6 +1,7 @@
 """Compile and simulate one design against its harness, in one sandbox exec.
 
     iverilog <flags> -s <tb> -o sim.vvp <harness files...> [reset.sv] <Top>.sv   (stderr)
+    [ -s sim.vvp ] || exit 97          # iverilog exits with its error count mod 256
     : > <harness sources>              # the reference's source is gone before anything runs
     echo CGE-COMPILED <random>         (stderr: the end of the compiler's output)
     ulimit -t <sim seconds>; ulimit -f 0; exec vvp -n sim.vvp -none +cge_nonce=<random>
