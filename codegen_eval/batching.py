@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import math
 import traceback
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -57,6 +57,38 @@ class _Item:
 
 def _error(why: str) -> Score:
     return Score(0.0, ScoreStatus.ERROR, FailureClass.INFRA_ERROR, explanation=why)
+
+
+async def guarded_scores(
+    scoring: Callable[[], Awaitable[list[Score]]], n: int, timeout_s: float
+) -> list[Score]:
+    """`scoring()`'s n Scores, bounded by `timeout_s`. A scorer that hangs, raises, or
+    returns other than n Scores gives n infra_error Scores, never an exception (one
+    candidate's `runner.guarded_score` and a batch's alike)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            scores = await scoring()
+        if len(scores) != n:
+            raise TypeError(f"score_batch returned {len(scores)} results for {n} items")
+        for s in scores:
+            if not isinstance(s, Score):
+                raise TypeError(f"scorer returned {type(s).__name__}, not Score")
+        return scores
+    except TimeoutError:
+        return [_error(f"scorer did not finish within {timeout_s:.0f}s") for _ in range(n)]
+    except Exception as exc:  # a broken scorer is recorded, never fatal
+        why = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return [_error(why) for _ in range(n)]
+
+
+def batcher_for(
+    scorer: Any, slots: asyncio.Semaphore, n_slots: int, timeout_s: float
+) -> ScoreBatcher | None:
+    """A batcher for `scorer` where it takes several candidates per call, else None (it is
+    then scored one candidate per slot, as before)."""
+    if batch_size(scorer) <= 1:
+        return None
+    return ScoreBatcher(scorer, slots, n_slots, timeout_s)
 
 
 class ScoreBatcher:
@@ -101,18 +133,11 @@ class ScoreBatcher:
             return
         self.sizes.append(len(batch))
         try:
-            async with asyncio.timeout(self.timeout_s):
-                scores = await self.scorer.score_batch([(x.sample, x.cand) for x in batch])
-            if len(scores) != len(batch) or not all(isinstance(s, Score) for s in scores):
-                raise TypeError(
-                    f"score_batch returned {len(scores)} results for {len(batch)} items, "
-                    "or something that is not a Score"
-                )
-        except TimeoutError:
-            scores = [_error(f"scorer did not finish within {self.timeout_s:.0f}s")] * len(batch)
-        except Exception as exc:  # a broken scorer is recorded, never fatal
-            why = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            scores = [_error(why)] * len(batch)
+            scores = await guarded_scores(
+                lambda: self.scorer.score_batch([(x.sample, x.cand) for x in batch]),
+                len(batch),
+                self.timeout_s,
+            )
         except BaseException:  # cancelled: the items' own coroutines are cancelled with us
             for x in batch:
                 if not x.result.done():
@@ -123,4 +148,4 @@ class ScoreBatcher:
                 x.result.set_result(s)
 
 
-__all__ = ["BatchScorer", "ScoreBatcher", "batch_size"]
+__all__ = ["BatchScorer", "ScoreBatcher", "batch_size", "batcher_for", "guarded_scores"]

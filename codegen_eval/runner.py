@@ -21,13 +21,12 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-import traceback
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codegen_eval.batching import BatchScorer, ScoreBatcher, batch_size
+from codegen_eval.batching import ScoreBatcher, batcher_for, guarded_scores
 from codegen_eval.cache import ScoreCache, code_hash
 from codegen_eval.errors import CodegenEvalError
 from codegen_eval.log import (
@@ -128,24 +127,11 @@ def _model_unreachable(exc: BaseException) -> bool:
 async def guarded_score(scorer: Any, sample: Sample, cand: Candidate, timeout_s: float) -> Score:
     """`scorer.score` bounded by `timeout_s`; a scorer that hangs or raises gives an
     infra_error Score, never an exception (the slurm worker scores through this too)."""
-    try:
-        async with asyncio.timeout(timeout_s):
-            score = await scorer.score(sample, cand)
-        if not isinstance(score, Score):
-            raise TypeError(f"scorer returned {type(score).__name__}, not Score")
-        return score
-    except TimeoutError:
-        return Score(
-            0.0,
-            ScoreStatus.ERROR,
-            FailureClass.INFRA_ERROR,
-            explanation=f"scorer did not finish within {timeout_s:.0f}s",
-        )
-    except Exception as exc:  # a broken scorer is recorded, never fatal
-        tb = traceback.format_exception_only(type(exc), exc)
-        return Score(
-            0.0, ScoreStatus.ERROR, FailureClass.INFRA_ERROR, explanation="".join(tb).strip()
-        )
+
+    async def one() -> list[Score]:
+        return [await scorer.score(sample, cand)]
+
+    return (await guarded_scores(one, 1, timeout_s))[0]
 
 
 class _Run:
@@ -169,11 +155,10 @@ class _Run:
     def _batcher(self, task: Task) -> ScoreBatcher | None:
         """The task's batcher where its scorer takes several candidates per call."""
         if task.name not in self.batchers:
-            scorer, batcher = task.scorer, None
-            if isinstance(scorer, BatchScorer) and batch_size(scorer) > 1:
-                c = self.config
-                batcher = ScoreBatcher(scorer, self.score_sem, c.max_sandboxes, c.score_timeout_s)
-            self.batchers[task.name] = batcher
+            c = self.config
+            self.batchers[task.name] = batcher_for(
+                task.scorer, self.score_sem, c.max_sandboxes, c.score_timeout_s
+            )
         return self.batchers[task.name]
 
     async def _guarded_score(self, task: Task, sample: Sample, cand: Candidate) -> Score:

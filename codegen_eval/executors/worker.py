@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codegen_eval.batching import BatchScorer, ScoreBatcher, batch_size
+from codegen_eval.batching import batcher_for
 from codegen_eval.types import Candidate, Score, Task
 from sandboxes import use_backend
 
@@ -133,9 +133,7 @@ async def _score_batch(batch: dict[str, Any], out_path: Path, job_id: str) -> in
     concurrency = max(1, (_cpus_granted() or per_candidate) // per_candidate)
     sem = asyncio.Semaphore(concurrency)
     batchers = {
-        name: ScoreBatcher(t.scorer, sem, concurrency, timeout_s)
-        for name, t in tasks.items()
-        if isinstance(t.scorer, BatchScorer) and batch_size(t.scorer) > 1
+        name: batcher_for(t.scorer, sem, concurrency, timeout_s) for name, t in tasks.items()
     }
     node = socket.gethostname()
     restarts = int(os.environ.get("SLURM_RESTART_COUNT") or 0)
