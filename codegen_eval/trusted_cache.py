@@ -25,7 +25,18 @@ from pathlib import Path
 
 from codegen_eval.errors import CodegenEvalError
 
-__all__ = ["TrustedBuildError", "cache_root", "digest", "entry", "gcc_id", "run_checked"]
+__all__ = [
+    "SHARED_C_DIR",
+    "TrustedBuildError",
+    "cache_root",
+    "digest",
+    "entry",
+    "gcc_id",
+    "run_checked",
+]
+
+# C headers every trusted guard includes (confine.h: seccomp + Landlock; siphash.h)
+SHARED_C_DIR = Path(__file__).parent / "harness_c"
 
 
 class TrustedBuildError(CodegenEvalError, RuntimeError):

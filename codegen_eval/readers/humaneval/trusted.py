@@ -16,14 +16,20 @@ the test's expected values out of the binary.
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from codegen_eval import tagging
-from codegen_eval.trusted_cache import TrustedBuildError, digest, entry, gcc_id
+from codegen_eval.trusted_cache import (
+    SHARED_C_DIR,
+    TrustedBuildError,
+    digest,
+    entry,
+    gcc_id,
+    run_checked,
+)
 from codegen_eval.trusted_cache import cache_root as _cache_root
 
 __all__ = [
@@ -40,7 +46,6 @@ __all__ = [
 
 HERE = Path(__file__).parent
 HARNESS = HERE / "harness"
-SHARED_C_DIR = HERE.parents[1] / "harness_c"  # confine.h, siphash.h
 CACHE_ENV = "CODEGEN_HUMANEVAL_CACHE"
 PY_FILES = ("rpc_trusted.py", "rpc_candidate.py", "rpc_codec.py")
 C_HEADERS = ("he_core.h", "he_rpc.hpp", "siphash.h")
@@ -80,14 +85,11 @@ async def python_harness() -> PythonHarness:
     )
 
     async def build(out: Path) -> dict[str, int]:
-        proc = await asyncio.create_subprocess_exec(
-            "gcc", "-O2", "-static", f"-I{SHARED_C_DIR}", str(HARNESS / "he_guard.c"),
-            "-o", str(out / "he_guard"),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        await run_checked(
+            ["gcc", "-O2", "-static", f"-I{SHARED_C_DIR}", str(HARNESS / "he_guard.c"),
+             "-o", "he_guard"],
+            cwd=out,
         )  # fmt: skip
-        log, _ = await proc.communicate()
-        if proc.returncode != 0:
-            raise TrustedBuildError(f"building he_guard failed:\n{log.decode()[-2000:]}")
         for p in sources[1:]:
             shutil.copyfile(p, out / p.name)
         return {"he_guard": 0o755}

@@ -14,14 +14,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen_eval.trusted_cache import TrustedBuildError, cache_root, digest, entry, gcc_id
+from codegen_eval.trusted_cache import (
+    SHARED_C_DIR,
+    TrustedBuildError,
+    cache_root,
+    digest,
+    entry,
+    gcc_id,
+)
 from codegen_eval.trusted_cache import run_checked as _run
 
 __all__ = ["TrustedBinaries", "TrustedBuildError", "guest_files", "trusted_binaries"]
 
 HARNESS_DIR = Path(__file__).parent / "harness"
 PROBLEMS_DIR = Path(__file__).parent / "problems"
-SHARED_C_DIR = Path(__file__).parents[2] / "harness_c"  # confine.h, siphash.h
 CACHE_ENV = "CODEGEN_HPCK_CACHE"
 FAMILIES = ("shared", "mpi", "cuda")
 

@@ -31,7 +31,6 @@ The screen of the compiled design and the verdict (`judge.py`) are the same for 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import re
@@ -42,7 +41,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen_eval.trusted_cache import TrustedBuildError, cache_root, digest, entry, gcc_id
+from codegen_eval.trusted_cache import (
+    SHARED_C_DIR,
+    TrustedBuildError,
+    cache_root,
+    digest,
+    entry,
+    gcc_id,
+    run_checked,
+)
 from sandboxes import ExecResult, ExecStatus, Limits, Sandbox, open_sandbox
 
 from .harness import (
@@ -62,7 +69,6 @@ VVP_MAX_BYTES = 256 << 20  # the largest compiled design read back (as harness.p
 # candidate's huge design could starve the candidates after it of memory or space.
 BATCH_VVP_MAX_BYTES = 32 << 20
 HERE = Path(__file__).parent
-SHARED_C_DIR = HERE.parents[1] / "harness_c"  # confine.h
 CACHE_ENV = "CODEGEN_VERILOG_GUARD_CACHE"
 GUARD_FAILED = 112  # vguard's exit code when a confinement step failed
 _STATUS = re.compile(
@@ -93,13 +99,9 @@ async def guard() -> Guard:
     root = cache_root("codegen-lab-vguard", CACHE_ENV)
 
     async def build(out: Path) -> dict[str, int]:
-        proc = await asyncio.create_subprocess_exec(
-            "gcc", "-O2", "-static", f"-I{SHARED_C_DIR}", str(src), "-o", str(out / "vguard"),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        )  # fmt: skip
-        log, _ = await proc.communicate()
-        if proc.returncode != 0:
-            raise TrustedBuildError(f"building vguard failed:\n{log.decode()[-2000:]}")
+        await run_checked(
+            ["gcc", "-O2", "-static", f"-I{SHARED_C_DIR}", str(src), "-o", "vguard"], cwd=out
+        )
         return {"vguard": 0o755}
 
     d = await entry(root, f"vguard-{key}", build)
