@@ -55,15 +55,16 @@ from sandboxes import ExecResult, ExecStatus, Limits, Sandbox, open_sandbox
 from .harness import (
     COMPILE_FAILED,
     IVERILOG_FLAGS,
+    VVP_MAX_BYTES,
     HarnessSpec,
+    RunFiles,
     RunOutput,
-    spec_files,
+    run_files,
     take_design,
 )
-from .tbgen import NONCE_PLUSARG, TAG
+from .tbgen import NONCE_PLUSARG
 
 BATCH_SIZE = 8  # candidates per sandbox exec: the fixed cost is ~1 ms each at 8
-VVP_MAX_BYTES = 256 << 20  # the largest compiled design read back (as harness.py)
 # A compiled design larger than this is compiled again alone (with VVP_MAX_BYTES): the run
 # directory is a tmpfs whose pages count against the exec's memory, so without a cap one
 # candidate's huge design could starve the candidates after it of memory or space.
@@ -137,52 +138,31 @@ async def usable(backend: str | None) -> Guard | None:
     return g if _usable[name] else None
 
 
-@dataclass(slots=True)
-class _Planned:
-    spec: HarnessSpec
-    tag: str
-    nonce: str
-    names: dict[str, str]
-    harness_sources: list[str]
-
-
-def _plan(
-    i: int, spec: HarnessSpec, code: str, files: dict[str, str], g: Guard, limits: tuple[int, int]
-) -> tuple[_Planned, str]:
-    """Candidate i's files (added to `files`) and its part of the script."""
-    tag = "t" + secrets.token_hex(6)
-    nonce = secrets.token_hex(16)
-    cand_name = f"{spec.top}.sv"
-    own, names = spec_files(spec, tag)
-    order = [*own, cand_name]
-    own[cand_name] = code
-    sources = [n for n in own if n != cand_name]
-    own.update(spec.data)
+def _plan(i: int, run: RunFiles, files: dict[str, str], g: Guard, cpu: tuple[int, int]) -> str:
+    """Candidate i's files (added to `files`, under c<i>/) and its part of the script."""
     d = f"c{i}"
-    for name, text in own.items():
+    for name, text in run.files.items():
         files[f"{d}/{name}"] = text
     files[f"{d}/w/.keep"] = ""
     q = shlex.quote
-    top = q(spec.tb_top.replace(TAG, tag))
     here, w = f"/sandbox/{d}", f"/sandbox/{d}/w"
     gd = q(str(g.path))
-    compile_cpu, sim_cpu = limits
-    part = (
+    compile_cpu, sim_cpu = cpu
+    return (
         f"cd {here} || exit 90\n"
         "t0=$EPOCHREALTIME s=-\n"
         f"TMPDIR={w} {gd} compile {here} {w} {compile_cpu} {BATCH_VVP_MAX_BYTES} iverilog "
-        f"{' '.join(IVERILOG_FLAGS)} -s {top} -o w/sim.vvp {' '.join(q(n) for n in order)} "
-        f"</dev/null >/sandbox/o/{i}.cerr 2>&1\n"
+        f"{' '.join(IVERILOG_FLAGS)} -s {q(run.tb_top)} -o w/sim.vvp "
+        f"{' '.join(q(n) for n in run.order)} </dev/null >/sandbox/o/{i}.cerr 2>&1\n"
         "c=$? t1=$EPOCHREALTIME\n"
         # iverilog exits with its error count, mod 256: 256 errors read as success
         f"[ $c = 0 ] && [ ! -s w/sim.vvp ] && c={COMPILE_FAILED}\n"
         "if [ $c = 0 ]; then\n"
-        + "".join(f"  : > {q(n)}\n" for n in sources)
+        + "".join(f"  : > {q(n)}\n" for n in run.harness_sources)
         + f"  {gd} sim {here} {w} {sim_cpu} {Limits().output_bytes} vvp -n w/sim.vvp -none "
-        f"+{NONCE_PLUSARG}={nonce} </dev/null >/sandbox/o/{i}.sout 2>/sandbox/o/{i}.serr\n"
+        f"+{NONCE_PLUSARG}={run.nonce} </dev/null >/sandbox/o/{i}.sout 2>/sandbox/o/{i}.serr\n"
         "  s=$?\nfi\n"
     )
-    return _Planned(spec, tag, nonce, names, sources), part
 
 
 def _step_status(rc: int, oom: bool) -> tuple[ExecStatus, int | None, int | None] | None:
@@ -214,11 +194,10 @@ async def compile_and_run_batch(
     files: dict[str, str] = {"o/.keep": ""}
     marker = "B" + secrets.token_hex(8)
     cpu = (max(1, math.ceil(compile_wall_s)), max(1, math.ceil(sim_wall_s)))
-    plans: list[_Planned] = []
+    runs = [run_files(spec, code) for spec, code in items]
     script = ["set +e\n"]
-    for i, (spec, code) in enumerate(items):
-        plan, part = _plan(i, spec, code, files, g, cpu)
-        plans.append(plan)
+    for i, run in enumerate(runs):
+        part = _plan(i, run, files, g, cpu)
         script.append(part + f'echo "{marker} {i} $c $s $t0 $t1 $EPOCHREALTIME"\n')
     per = compile_wall_s + 2 * sim_wall_s
     # The batch gets one candidate's memory, not more: no candidate may get further in a
@@ -233,24 +212,20 @@ async def compile_and_run_batch(
     logs = await sb.read_files([f"o/{i}.{x}" for i in ran for x in _LOGS], max_bytes=cap + 1)
     compiled = [i for i in ran if done[i]["c"] == "0"]
     vvps = await sb.read_files([f"c{i}/w/sim.vvp" for i in compiled], max_bytes=VVP_MAX_BYTES)
-    raw = {(i, x): logs[k * len(_LOGS) + j] for k, i in enumerate(ran) for j, x in enumerate(_LOGS)}
+    n = len(_LOGS)
+    logs_of = {i: logs[k * n : (k + 1) * n] for k, i in enumerate(ran)}
     vvp = dict(zip(compiled, vvps, strict=True))
-    outs: list[RunOutput | None] = []
-    for i, plan in enumerate(plans):
-        m = done.get(i)
-        outs.append(
-            None
-            if m is None
-            else _read_back(plan, m, res, [raw[i, x] for x in _LOGS], vvp.get(i), cap)
-        )
-    return outs
+    return [
+        _read_back(run, done[i], res, logs_of[i], vvp.get(i), cap) if i in done else None
+        for i, run in enumerate(runs)
+    ]
 
 
 _LOGS = ("cerr", "sout", "serr")
 
 
 def _read_back(
-    plan: _Planned,
+    run: RunFiles,
     m: re.Match[str],
     batch: ExecResult,
     logs: list[bytes | OSError | ValueError],  # .cerr .sout .serr, read up to cap + 1 bytes
@@ -265,9 +240,9 @@ def _read_back(
         # a crash, the batch's cap on a compiled design) or 64+ errors, and 112 may be
         # vguard's own failure: the single path, whose sandbox reports how iverilog really
         # ended, decides those (found by the batches' red team: 76 undeclared names read as
-        # a compile timeout)
+        # a compile timeout). Below that, a plain failed compile.
         rc = int(m["c"])
-        step = None if rc >= 128 or rc == GUARD_FAILED else _step_status(rc, batch.oom_killed)
+        step = None if rc >= 128 or rc == GUARD_FAILED else (ExecStatus.NONZERO_EXIT, rc, None)
     if step is None:
         return None
     status, code, sig = step
@@ -292,7 +267,7 @@ def _read_back(
         backend=batch.backend,
         oom_killed=False,
     )
-    out = RunOutput(er, plan.tag, plan.nonce, plan.names)
+    out = RunOutput(er, run.tag, run.nonce, run.names)
     out.compile_log = cerr
     if not compiled:
         return out

@@ -43,6 +43,7 @@ from .vvp import Design, parse
 # VerilogEval's flags (Makefile.in / execution.py), used for every design.
 IVERILOG_FLAGS = ("-Wall", "-Winfloop", "-Wno-timescale", "-g2012")
 COMPILE_FAILED = 97  # the script's exit code when iverilog failed
+VVP_MAX_BYTES = 256 << 20  # the largest compiled design read back
 _COMPILED = "CGE-COMPILED"
 _VERDICT = re.compile(
     rf"^{VERDICT_PREFIX} (?P<nonce>[0-9a-f]+) errors=(?P<errors>\d+) samples=(?P<samples>\d+)"
@@ -146,6 +147,31 @@ def spec_files(spec: HarnessSpec, tag: str) -> tuple[dict[str, str], dict[str, s
     return files, names
 
 
+@dataclass(frozen=True, slots=True)
+class RunFiles:
+    """One run's files and names, fresh random ones each run (alone and in a batch)."""
+
+    tag: str
+    nonce: str
+    files: dict[str, str]  # name -> text: harness, candidate, the testbench's data files
+    names: dict[str, str]  # role (tb.sv, ref.sv) -> the file name used in this run
+    order: list[str]  # compile order: the harness, then the candidate
+    harness_sources: list[str]  # emptied before the simulation starts
+    tb_top: str
+
+
+def run_files(spec: HarnessSpec, code: str) -> RunFiles:
+    tag = "t" + secrets.token_hex(6)
+    cand_name = f"{spec.top}.sv"  # verilator's DECLFILENAME wants file = module name
+    files, names = spec_files(spec, tag)
+    order = [*files, cand_name]
+    files[cand_name] = code
+    harness_sources = [n for n in files if n != cand_name]
+    files.update(spec.data)  # after the list of sources to empty: the run reads them
+    tb_top = spec.tb_top.replace(TAG, tag)
+    return RunFiles(tag, secrets.token_hex(16), files, names, order, harness_sources, tb_top)
+
+
 async def compile_and_run(
     sb: Sandbox,
     spec: HarnessSpec,
@@ -155,35 +181,27 @@ async def compile_and_run(
     sim_wall_s: float,
     memory_mb: int = 1024,
 ) -> RunOutput:
-    tag = "t" + secrets.token_hex(6)
-    nonce = secrets.token_hex(16)
-    cand_name = f"{spec.top}.sv"  # verilator's DECLFILENAME wants file = module name
-    files, names = spec_files(spec, tag)
-    order = [*files, cand_name]
-    files[cand_name] = code
-    harness_sources = [n for n in files if n != cand_name]
-    files.update(spec.data)  # after the list of sources to empty: the run reads them
-    tb_top = spec.tb_top.replace(TAG, tag)
+    run = run_files(spec, code)
     q = shlex.quote
     # No process beyond iverilog and vvp: the rest are shell builtins. The marker is random,
     # so no compiler message quoting the candidate's text can forge the end of the compile.
     marker = f"{_COMPILED} {secrets.token_hex(8)}"
     script = (
-        f"iverilog {' '.join(IVERILOG_FLAGS)} -s {q(tb_top)} -o sim.vvp "
-        f"{' '.join(q(n) for n in order)} >&2 || exit {COMPILE_FAILED}\n"
+        f"iverilog {' '.join(IVERILOG_FLAGS)} -s {q(run.tb_top)} -o sim.vvp "
+        f"{' '.join(q(n) for n in run.order)} >&2 || exit {COMPILE_FAILED}\n"
         # iverilog exits with its error count, mod 256: 256 errors read as success
         f"[ -s sim.vvp ] || exit {COMPILE_FAILED}\n"
-        + "".join(f": > {q(n)}\n" for n in harness_sources)
+        + "".join(f": > {q(n)}\n" for n in run.harness_sources)
         + f"echo {marker} >&2\n"
         # The simulation's own limit, in CPU seconds (a builtin, and fair on a loaded
         # machine); the sandbox's wall limit is the backstop for the whole script. No file
         # may be written from here on (see the module's docstring).
         + f"ulimit -t {max(1, math.ceil(sim_wall_s))}\nulimit -f 0\n"
-        f"exec vvp -n sim.vvp -none +{NONCE_PLUSARG}={nonce}\n"
+        f"exec vvp -n sim.vvp -none +{NONCE_PLUSARG}={run.nonce}\n"
     )
     limits = Limits(wall_s=compile_wall_s + 2 * sim_wall_s, memory_mb=memory_mb, pids=64)
-    res = await sb.exec(["/bin/sh", "-c", script], files=files, limits=limits)
-    out = RunOutput(res, tag, nonce, names)
+    res = await sb.exec(["/bin/sh", "-c", script], files=run.files, limits=limits)
+    out = RunOutput(res, run.tag, run.nonce, run.names)
     at = res.stderr.find(marker + "\n")
     if at < 0:
         out.compile_log = res.stderr
@@ -192,11 +210,7 @@ async def compile_and_run(
     out.compile_log = res.stderr[:at]
     out.sim_stderr = res.stderr[at + len(marker) + 1 :]
     out.sim_stdout = res.stdout
-    data: bytes | OSError | ValueError
-    try:
-        data = await sb.read_file("sim.vvp", max_bytes=256 << 20)
-    except (OSError, ValueError) as exc:
-        data = exc
+    [data] = await sb.read_files(["sim.vvp"], max_bytes=VVP_MAX_BYTES)
     take_design(out, data, empty="sim.vvp was emptied while the simulation ran")
     return out
 
@@ -266,6 +280,7 @@ __all__ = [
     "COMPILE_FAILED",
     "IVERILOG_FLAGS",
     "HarnessSpec",
+    "RunFiles",
     "RunOutput",
     "Verdict",
     "classify_compile_error",
@@ -274,6 +289,7 @@ __all__ = [
     "error_stage",
     "parse_verdict",
     "parse_verdicts",
+    "run_files",
     "status_is_limit",
     "take_design",
 ]

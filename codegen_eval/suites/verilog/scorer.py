@@ -88,8 +88,7 @@ def complete_candidate(code: str, sample: Sample) -> str:
 @dataclass(frozen=True, slots=True)
 class _Prepared:
     code: str  # as compiled
-    top: str
-    spec: HarnessSpec
+    spec: HarnessSpec  # spec.top: the candidate's module
     cal: Calibration | None
     expected: int | None  # the sample count the reference's run compares
     note: str
@@ -180,10 +179,8 @@ class VerilogScorer:
         elif cal is not None:
             expected = None
             note = f"note: the reference itself fails here ({cal.reason})"
-        return _Prepared(
-            code, top, harness_spec(sample), cal, int(expected) if expected is not None else None,
-            note,
-        )  # fmt: skip
+        expected_n = int(expected) if expected is not None else None
+        return _Prepared(code, harness_spec(sample), cal, expected_n, note)
 
     def _judge(self, out: RunOutput, p: _Prepared) -> Score:
         return judge(
@@ -239,7 +236,7 @@ class VerilogScorer:
             )
             score = self._judge(out, p)
             if self.lint and out.compiled:
-                score = await self._lint(sb, score, p.code, p.top)
+                score = await self._lint(sb, score, p.code, p.spec.top)
         return self.finish(score, out)
 
     async def _lint(self, sb: Sandbox, score: Score, code: str, top: str) -> Score:
