@@ -39,6 +39,10 @@
 #define R_FILE (LANDLOCK_ACCESS_FS_READ_FILE)
 #define R_DIR (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define RX_DIR (R_DIR | LANDLOCK_ACCESS_FS_EXECUTE)
+/* rights of later ABIs, by number: older kernel headers lack their names */
+#define FS_REFER (1ULL << 13)      /* ABI 2 */
+#define FS_TRUNCATE (1ULL << 14)   /* ABI 3 */
+#define FS_IOCTL_DEV (1ULL << 15)  /* ABI 5 */
 /* what iverilog needs beneath its output directory: make, write, truncate, remove files */
 #define W_DIR                                                                                 \
     (R_DIR | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_REG |                    \
@@ -57,9 +61,9 @@ static long landlock_abi(void) {
  * rule allows is refused. */
 static uint64_t handled_fs(long abi) {
     uint64_t fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1; /* ABI 1: EXECUTE .. MAKE_SYM */
-    if (abi >= 2) fs |= 1ULL << 13; /* REFER */
-    if (abi >= 3) fs |= 1ULL << 14; /* TRUNCATE */
-    if (abi >= 5) fs |= 1ULL << 15; /* IOCTL_DEV */
+    if (abi >= 2) fs |= FS_REFER;
+    if (abi >= 3) fs |= FS_TRUNCATE;
+    if (abi >= 5) fs |= FS_IOCTL_DEV;
     return fs;
 }
 
@@ -95,7 +99,7 @@ static void confine_files(long abi, const char *dir, const char *out, int compil
     allow(ruleset, "/etc", R_DIR, h, 0);
     allow(ruleset, "/dev/null", R_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE, h, 0);
     allow(ruleset, dir, R_DIR, h, 1);
-    if (compile) allow(ruleset, out, W_DIR | (1ULL << 14) /* TRUNCATE */, h, 1);
+    if (compile) allow(ruleset, out, W_DIR | FS_TRUNCATE, h, 1);
     if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) die("landlock_restrict_self");
     close(ruleset);
 }
@@ -121,9 +125,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     int compile = strcmp(argv[1], "compile") == 0;
-    char *end;
-    long cpu = strtol(argv[4], &end, 10);
-    long long fsize = strtoll(argv[5], &end, 10);
+    long cpu = strtol(argv[4], NULL, 10);
+    long long fsize = strtoll(argv[5], NULL, 10);
     if (cpu < 1 || fsize < 0) {
         fprintf(stderr, "vguard: bad limits %s %s\n", argv[4], argv[5]);
         return 2;

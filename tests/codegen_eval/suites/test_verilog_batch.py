@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from codegen_eval.suites.verilog import VerilogScorer, batch
+from codegen_eval.suites.verilog.harness import RunOutput
+from codegen_eval.suites.verilog.judge import judge
 from codegen_eval.suites.verilog.scorer import harness_spec
 from codegen_eval.types import Candidate, Sample, Score
 from sandboxes import open_sandbox
@@ -124,31 +126,27 @@ def _steal(victim: int, text: str) -> str:
     )
 
 
-async def _attack(g: batch.Guard) -> tuple[list[object], VerilogScorer]:
+async def _attack(g: batch.Guard) -> list[RunOutput | None]:
     """Candidate 0 attacks candidate 1 (a wrong design) with a right one."""
-    scorer = VerilogScorer()
     spec = harness_spec(BUILTIN)
     items = [(spec, _steal(1, HEAD + RIGHT + E)), (spec, HEAD + WRONG + E)]
     async with open_sandbox(None, extra_ro_binds=(str(g.root),)) as sb:
-        outs = await batch.compile_and_run_batch(sb, items, g, compile_wall_s=30, sim_wall_s=10)
-    return list(outs), scorer
+        return await batch.compile_and_run_batch(sb, items, g, compile_wall_s=30, sim_wall_s=10)
 
 
-def _judged(scorer: VerilogScorer, out: object) -> str:
-    from codegen_eval.suites.verilog.judge import judge
-
+def _judged(out: RunOutput | None) -> str:
     assert out is not None
-    cal = None
-    score = judge(out, harness_spec(BUILTIN), sim_wall_s=10, model=cal, expected_samples=None)  # type: ignore[arg-type]
+    score = judge(out, harness_spec(BUILTIN), sim_wall_s=10, model=None, expected_samples=None)
     return f"{score.status} {score.failure_class}"
 
 
 async def test_a_candidate_cannot_rewrite_or_read_the_next_ones_source() -> None:
     g = await batch.usable(None)
     assert g is not None
-    outs, scorer = await _attack(g)
-    assert "READ-OPEN 0" in outs[0].sim_stdout and "WRITE-OPEN 0" in outs[0].sim_stdout  # type: ignore[union-attr]
-    assert _judged(scorer, outs[1]) == "fail sim_mismatch"  # the victim's own wrong design ran
+    outs = await _attack(g)
+    assert outs[0] is not None
+    assert "READ-OPEN 0" in outs[0].sim_stdout and "WRITE-OPEN 0" in outs[0].sim_stdout
+    assert _judged(outs[1]) == "fail sim_mismatch"  # the victim's own wrong design ran
 
 
 @pytest.fixture
@@ -166,6 +164,6 @@ def passthrough() -> Iterator[batch.Guard]:
 async def test_control_without_the_guard_the_attack_works(passthrough: batch.Guard) -> None:
     """The same batch behind a pass-through: the attacker rewrites the victim's source,
     and the wrong victim passes. This is what vguard is for."""
-    outs, scorer = await _attack(passthrough)
+    outs = await _attack(passthrough)
     assert "WRITE-OPEN 0" not in outs[0].sim_stdout  # type: ignore[union-attr]
-    assert _judged(scorer, outs[1]) == "pass None"
+    assert _judged(outs[1]) == "pass None"
