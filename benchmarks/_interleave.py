@@ -79,8 +79,5 @@ def print_against(runs: Mapping[str, list[Run]], labels: Mapping[str, str], ours
 
 def print_medians(up_runs: list[Run], our_runs: list[Run], upstream: str, ours: str) -> None:
     """The medians of each side's wall and CPU time, and ours over upstream's."""
-    (uw, uc), (ow, oc) = median_wall_cpu(up_runs), median_wall_cpu(our_runs)
-    width = max(len(upstream), len(ours)) + 1
-    print(f"{upstream + ':':{width}} {uw:6.2f} s wall {uc:6.2f} s CPU (median of {len(up_runs)})")
-    print(f"{ours + ':':{width}} {ow:6.2f} s wall {oc:6.2f} s CPU")
-    print(f"ours / upstream: wall {ow / uw:.2f}x, CPU {oc / uc:.2f}x")
+    runs = {"upstream": up_runs, "ours": our_runs}
+    print_against(runs, {"upstream": upstream, "ours": ours}, "ours")
